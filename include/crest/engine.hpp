@@ -3,22 +3,32 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "crest/logical_tensor.hpp"
 
 namespace crest {
 
+// crest extension: how an engine runs what is compiled for it.
+struct engine_options {
+    // Threads of the engine's oneTBB task arena; 0 = every core.
+    int num_threads = 0;
+    // Which backends compile may choose from: "" (all: the fastest that
+    // fits), "ref", "jit" or "dnnl". A partition no allowed backend can run
+    // fails to compile with status::unimplemented.
+    std::string backend;
+};
+
 class engine {
 public:
     enum class kind { any = 0, cpu, gpu };
 
-    // num_threads = 0 uses every core. The engine owns a oneTBB task arena
-    // of that size; every partition compiled for it runs there.
-    explicit engine(kind akind = kind::cpu, size_t index = 0,
-            int num_threads = 0);
+    explicit engine(kind akind = kind::cpu, size_t index = 0);
+    engine(kind akind, size_t index, const engine_options &options);
 
     kind get_kind() const;
     int get_num_threads() const;
+    const engine_options &get_options() const;
 
     struct impl;
     const std::shared_ptr<impl> &get_impl() const { return impl_; }
