@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -91,30 +90,59 @@ bool check_problem(const reduce_problem &p, std::string *why_not) {
     return true;
 }
 
-// dst strides for oneDNN: dims 1 on reduced dims need a stride that keeps
-// dst's dim order the same as src's (oneDNN's jit path compares layouts).
-// A reduced dim gets the extent of the kept dst dims that sit inside it in
-// src order, so it never looks "inner" to any of them.
-dnnl::memory::dims dnnl_dst_strides(const reduce_problem &p) {
-    const int nd = p.ndims();
-    std::vector<int> order(nd);  // outermost first
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        return p.src_strides[a] > p.src_strides[b];
-    });
-    dnnl::memory::dims s(p.dst_strides.begin(), p.dst_strides.end());
-    for (int i = 0; i < nd; ++i) {
-        const int d = order[i];
-        if (!p.is_reduced(d)) continue;
-        int64_t st = 1;
-        for (int j = i + 1; j < nd; ++j) {
-            const int e = order[j];
-            if (!p.is_reduced(e))
-                st = std::max<int64_t>(st, p.dst_strides[e] * p.dims[e]);
+// The problem as oneDNN will see it. Max over a set of elements does not
+// care how dims are labelled, so dims are relabelled in src memory order
+// (outermost first), size-1 dims dropped and neighbours merged where both
+// tensors allow it. oneDNN 2.6's jit reduction wants plain layouts with the
+// reduced dims innermost: channels-last with C reduced, or a reduction over
+// several contiguous dims, only reach it after this step.
+struct dnnl_view {
+    dnnl::memory::dims dims, src_strides, dst_dims, dst_strides;
+};
+
+dnnl_view canonicalise(const reduce_problem &p) {
+    struct dim {
+        int64_t n, ss, ds;
+        bool red;
+    };
+    std::vector<dim> v;
+    for (int d = 0; d < p.ndims(); ++d)
+        if (p.dims[d] != 1)
+            v.push_back({p.dims[d], p.src_strides[d],
+                    p.is_reduced(d) ? 0 : p.dst_strides[d], p.is_reduced(d)});
+    std::stable_sort(v.begin(), v.end(),
+            [](const dim &a, const dim &b) { return a.ss > b.ss; });
+    std::vector<dim> m;
+    for (const dim &x : v) {
+        if (!m.empty()) {
+            dim &o = m.back();  // o is outer, x inner
+            if (o.red == x.red && o.ss == x.ss * x.n
+                    && (o.red || o.ds == x.ds * x.n)) {
+                o.n *= x.n;
+                o.ss = x.ss;
+                o.ds = x.ds;
+                continue;
+            }
         }
-        s[d] = st;
+        m.push_back(x);
     }
-    return s;
+    // A reduced dim becomes 1 in dst; its stride is the extent of the kept
+    // dst dims inside it, so dst keeps src's dim order (a plain layout when
+    // dst is dense).
+    dnnl_view out;
+    for (size_t i = 0; i < m.size(); ++i) {
+        int64_t ds = m[i].ds;
+        if (m[i].red) {
+            ds = 1;
+            for (size_t j = i + 1; j < m.size(); ++j)
+                if (!m[j].red) ds = std::max(ds, m[j].ds * m[j].n);
+        }
+        out.dims.push_back(m[i].n);
+        out.src_strides.push_back(m[i].ss);
+        out.dst_dims.push_back(m[i].red ? 1 : m[i].n);
+        out.dst_strides.push_back(ds);
+    }
+    return out;
 }
 
 struct aligned_free {
@@ -187,13 +215,10 @@ kernel_ptr make_reduce_max(const reduce_problem &p, const thread_pool &pool,
         return refuse(why_not, "unsupported data type");
 
     try {
-        dnnl::memory::dims dims(p.dims.begin(), p.dims.end());
-        dnnl::memory::dims src_str(p.src_strides.begin(), p.src_strides.end());
-        dnnl::memory::dims dst_dims = dims;
-        for (int d = 0; d < p.ndims(); ++d)
-            if (p.is_reduced(d)) dst_dims[d] = 1;
-        dnnl::memory::desc src_md(dims, ddt, src_str);
-        dnnl::memory::desc dst_md(dst_dims, ddt, dnnl_dst_strides(p));
+        // check_problem guarantees a reduced dim > 1, so the view has rank >= 1.
+        const dnnl_view v = canonicalise(p);
+        dnnl::memory::desc src_md(v.dims, ddt, v.src_strides);
+        dnnl::memory::desc dst_md(v.dst_dims, ddt, v.dst_strides);
 
         dnnl::engine eng = compat::make_cpu_engine();
         dnnl::primitive_attr attr;
