@@ -92,7 +92,7 @@ void check_compile_input(const partition::impl &p, const logical_tensor &t,
 // Fills ptrs in port order from tensors matched by id; checks each against
 // the compiled logical tensor. No allocation on the success path.
 template <typename Ptr>
-void bind(const partition::impl &p, const std::vector<logical_tensor> &compiled,
+void bind_tensors(const partition::impl &p, const std::vector<logical_tensor> &compiled,
         const std::vector<tensor> &given, const char *role,
         std::array<Ptr, max_ports> &ptrs) {
     if (given.size() != compiled.size())
@@ -195,8 +195,8 @@ void compiled_partition::execute(stream &strm, const std::vector<tensor> &inputs
                 "the stream's engine is not the engine the partition was compiled for");
     std::array<const void *, max_ports> in {};
     std::array<void *, max_ports> out {};
-    bind(p, impl_->exe->inputs, inputs, "input", in);
-    bind(p, impl_->exe->outputs, outputs, "output", out);
+    bind_tensors(p, impl_->exe->inputs, inputs, "input", in);
+    bind_tensors(p, impl_->exe->outputs, outputs, "output", out);
     if (!ci::verbose_enabled()) {
         impl_->exe->execute(in.data(), out.data());
         return;
