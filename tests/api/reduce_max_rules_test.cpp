@@ -1,0 +1,228 @@
+// Every row of the ReduceMax table of ops.md, through the public API:
+// graph -> finalize -> partition -> compile -> execute, against the naive
+// loop. Each test runs with the default backend choice and with "ref".
+#include <cstring>
+#include <random>
+
+#include "tests/api/api_test_util.hpp"
+
+namespace crest::api_test {
+namespace {
+
+class ReduceMaxApi : public ::testing::TestWithParam<std::string> {
+protected:
+    engine eng {engine::kind::cpu, 0, engine_options {0, GetParam()}};
+
+    // Builds, compiles and runs src_dims reduced over axes in dtype t.
+    void check(dt t, const dims &src_dims, const std::vector<int64_t> &axes,
+            std::optional<bool> keep, const dims &want_dst, uint64_t seed = 1,
+            bool with_nan = true) {
+        SCOPED_TRACE(std::string(dt_name(t)) + " seed " + std::to_string(seed));
+        const reduce_graph rg = attr_graph(t, src_dims, axes, keep);
+        compiled_partition cp = rg.compile(eng);
+        const lt dst = cp.query_logical_tensor(dst_id);
+        EXPECT_EQ(dst.get_dims(), want_dst);
+        EXPECT_EQ(dst.get_strides(), dense_strides(want_dst));
+        const int64_t n = span(src_dims, rg.src.get_strides());
+        std::vector<int64_t> norm;
+        for (auto a : axes) norm.push_back(a < 0 ? a + int64_t(src_dims.size()) : a);
+        run_and_check(cp, eng, random_bits(t, n, seed, with_nan), norm,
+                keep.value_or(false));
+    }
+};
+
+TEST_P(ReduceMaxApi, KeepDimsShapesAndDefault) {
+    for (dt t : all_dts) {
+        check(t, {2, 3, 4}, {1}, true, {2, 1, 4});
+        check(t, {2, 3, 4}, {1}, false, {2, 4});
+        check(t, {2, 3, 4}, {1}, std::nullopt, {2, 4}); // default is false
+        check(t, {2, 3, 4}, {0, 2}, true, {1, 3, 1});
+        check(t, {2, 3, 4}, {0, 1, 2}, false, {});
+    }
+}
+
+TEST_P(ReduceMaxApi, FinalizeInfersTheOutputShape) {
+    graph g(engine::kind::cpu);
+    attr_graph(dt::f32, {2, 3, 4}, {-2}, true).build(g);
+    const auto ops = g.get_ops();
+    ASSERT_EQ(ops.size(), 1u);
+    EXPECT_EQ(ops[0].get_outputs().at(0).get_dims(), (dims {2, 1, 4}));
+}
+
+TEST_P(ReduceMaxApi, NegativeAxesCountFromTheEnd) {
+    for (dt t : all_dts) {
+        check(t, {2, 3, 4}, {-1}, false, {2, 3});
+        check(t, {2, 3, 4}, {-3, -1}, false, {3});
+        check(t, {2, 3, 4}, {-3, 2}, true, {1, 3, 1});
+    }
+}
+
+TEST_P(ReduceMaxApi, EmptyAxesIsIdentityWhateverKeepDims) {
+    for (dt t : all_dts)
+        for (bool keep : {false, true}) {
+            SCOPED_TRACE(keep);
+            check(t, {2, 3, 4}, {}, keep, {2, 3, 4});
+            check(t, {5}, {}, keep, {5});
+        }
+}
+
+TEST_P(ReduceMaxApi, EmptyReductionGivesNegInf) {
+    for (dt t : all_dts) {
+        check(t, {3, 0}, {1}, false, {3});
+        check(t, {3, 0}, {-1}, true, {3, 1});
+        check(t, {0}, {0}, false, {});
+        check(t, {2, 0, 2}, {0, 1}, false, {2});
+    }
+    // The bit patterns themselves, not only "what the naive loop says".
+    const uint32_t want[] = {0xFF800000u, 0xFF80u, 0xFC00u};
+    for (int k = 0; k < 3; ++k) {
+        const dt t = all_dts[k];
+        compiled_partition cp = attr_graph(t, {2, 0}, {1}, false).compile(eng);
+        guarded out(t, 2);
+        stream s(eng);
+        uint8_t dummy[4] = {};
+        cp.execute(s, {tensor(cp.query_logical_tensor(src_id), eng, dummy)},
+                {tensor(cp.query_logical_tensor(dst_id), eng, out.data())});
+        EXPECT_EQ(out.at(0), want[k]) << dt_name(t);
+        EXPECT_EQ(out.at(1), want[k]) << dt_name(t);
+        EXPECT_TRUE(out.untouched(-1) && out.untouched(2));
+    }
+}
+
+TEST_P(ReduceMaxApi, ZeroSizeKeptDimsWriteNothing) {
+    for (dt t : all_dts) {
+        check(t, {0, 3}, {1}, false, {0});
+        check(t, {0, 3}, {1}, true, {0, 1});
+        check(t, {4, 0}, {0}, false, {0});
+        check(t, {0, 0}, {}, false, {0, 0});
+    }
+}
+
+TEST_P(ReduceMaxApi, NaNAnywhereInTheRowPropagates) {
+    const uint32_t nan_of[] = {0x7FC00000u, 0x7FC0u, 0x7E00u};
+    const uint32_t one_of[] = {0x3F800000u, 0x3F80u, 0x3C00u};
+    const uint32_t two_of[] = {0x40000000u, 0x4000u, 0x4000u};
+    for (int k = 0; k < 3; ++k) {
+        const dt t = all_dts[k];
+        for (int pos : {0, 3, 6}) {
+            SCOPED_TRACE(std::string(dt_name(t)) + " NaN at " + std::to_string(pos));
+            compiled_partition cp = attr_graph(t, {2, 7}, {1}, false).compile(eng);
+            std::vector<uint8_t> src(14 * elem_size(t));
+            for (int i = 0; i < 14; ++i)
+                write_bits(t, src, i, i == 10 ? two_of[k] : one_of[k]);
+            write_bits(t, src, pos, nan_of[k]);
+            guarded out(t, 2);
+            stream s(eng);
+            cp.execute(s, {tensor(cp.query_logical_tensor(src_id), eng, src.data())},
+                    {tensor(cp.query_logical_tensor(dst_id), eng, out.data())});
+            EXPECT_TRUE(std::isnan(decode(t, out.at(0)))) << std::hex << out.at(0);
+            EXPECT_EQ(out.at(1), two_of[k]);
+            EXPECT_TRUE(out.untouched(-1) && out.untouched(2));
+        }
+    }
+}
+
+TEST_P(ReduceMaxApi, RanksZeroToTwelve) {
+    for (dt t : all_dts) {
+        check(t, {}, {}, false, {});
+        check(t, {}, {}, true, {});
+        const dims d12 = {2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3};
+        check(t, d12, {0, 5, 11, -2}, false, {1, 2, 1, 2, 2, 1, 2, 1});
+        check(t, d12, {0, 5, 11, -2}, true,
+                {1, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1, 1});
+        check(t, d12, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, false, {});
+        check(t, d12, {}, false, d12);
+    }
+}
+
+TEST_P(ReduceMaxApi, SizeOneDims) {
+    for (dt t : all_dts) {
+        check(t, {1, 5, 1}, {0, 2}, false, {5});
+        check(t, {1, 5, 1}, {1}, true, {1, 1, 1});
+        check(t, {1, 1}, {0, 1}, false, {});
+    }
+}
+
+TEST_P(ReduceMaxApi, LayoutAnyResolvesToDenseRowMajor) {
+    compiled_partition cp
+            = attr_graph(dt::f32, {2, 3, 4, 5}, {1, 3}, true).compile(eng);
+    const lt d = cp.query_logical_tensor(dst_id);
+    EXPECT_EQ(d.get_layout_type(), ltype::strided);
+    EXPECT_EQ(d.get_dims(), (dims {2, 1, 4, 1}));
+    EXPECT_EQ(d.get_strides(), (dims {4, 4, 1, 1}));
+    cp = attr_graph(dt::f32, {2, 3, 4, 5}, {1, 3}, false).compile(eng);
+    EXPECT_EQ(cp.query_logical_tensor(dst_id).get_strides(), (dims {4, 1}));
+}
+
+TEST_P(ReduceMaxApi, PermutedSrcAndPaddedDstStrides) {
+    for (dt t : all_dts) {
+        reduce_graph rg = attr_graph(t, {2, 3, 4}, {1}, false);
+        rg.src = lt(src_id, t, {2, 3, 4}, {1, 8, 2}); // dim 0 innermost
+        rg.dst = lt(dst_id, t, {2, 4}, {1, 3});        // column-major, padded
+        compiled_partition cp = rg.compile(eng);
+        EXPECT_EQ(cp.query_logical_tensor(dst_id).get_strides(), (dims {1, 3}));
+        const auto src = random_bits(t, span({2, 3, 4}, {1, 8, 2}), 7, true);
+        run_and_check(cp, eng, src, {1}, false);
+    }
+}
+
+TEST_P(ReduceMaxApi, AxesFromAnInputTensor) {
+    for (dt t : all_dts) {
+        reduce_graph rg;
+        rg.src = lt(src_id, t, {2, 3, 4}, ltype::strided);
+        rg.axes_in = lt(axes_id, dt::s32, dims {2}, ltype::strided);
+        rg.dst = lt(dst_id, t, dims {3}, ltype::strided); // known at compile
+        compiled_partition cp = rg.compile(eng);
+        const auto src = random_bits(t, 24, 11, true);
+        // Same set of axes in any order and sign; reused kernels stay right.
+        const std::vector<std::vector<int32_t>> orders
+                = {{0, 2}, {2, 0}, {-1, -3}, {0, 2}};
+        for (const auto &v : orders) {
+            SCOPED_TRACE(std::to_string(v[0]) + "," + std::to_string(v[1]));
+            run_and_check(cp, eng, src, {0, 2}, false, v.data());
+        }
+        // Empty axes tensor: identity, dst keeps src's shape.
+        rg.axes_in = lt(axes_id, dt::s32, dims {0}, ltype::strided);
+        rg.dst = lt(dst_id, t, {2, 3, 4}, ltype::strided);
+        cp = rg.compile(eng);
+        const int32_t none[1] = {0};
+        run_and_check(cp, eng, src, {}, false, none);
+    }
+}
+
+// Random shapes, axes (either sign), keep_dims and dtypes; seeded.
+TEST_P(ReduceMaxApi, RandomSweepMatchesNaive) {
+    std::mt19937_64 rng(0xA9150000u);
+    for (int c = 0; c < 200; ++c) {
+        const uint64_t seed = rng();
+        std::mt19937_64 r(seed);
+        const dt t = all_dts[r() % 3];
+        const int nd = int(r() % 6);
+        dims d;
+        for (int i = 0; i < nd; ++i) d.push_back(r() % 12 == 0 ? 0 : 1 + r() % 4);
+        std::vector<int64_t> axes;
+        dims want;
+        const bool keep = r() % 2;
+        for (int i = 0; i < nd; ++i) {
+            if (r() % 2) {
+                axes.push_back(r() % 2 ? i : i - nd);
+                if (keep) want.push_back(1);
+            } else {
+                want.push_back(d[i]);
+            }
+        }
+        std::shuffle(axes.begin(), axes.end(), r);
+        if (axes.empty()) want = d;
+        check(t, d, axes, keep, want, seed, r() % 2);
+        if (HasFailure()) break;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ReduceMaxApi,
+        ::testing::Values(std::string(), std::string("ref")),
+        [](const auto &info) {
+            return info.param.empty() ? std::string("best") : info.param;
+        });
+
+} // namespace
+} // namespace crest::api_test
