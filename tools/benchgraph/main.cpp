@@ -118,10 +118,10 @@ private:
         const double pct = p.roofline_gbps > 0 ? 100.0 * p.gbps / p.roofline_gbps : 0;
         char one[128] = "", sp[64] = "";
         if (p.has_onednn) {
-            std::snprintf(one, sizeof one, "%.4f", p.onednn_ms);
+            std::snprintf(one, sizeof one, "%.4g", p.onednn_ms);
             std::snprintf(sp, sizeof sp, "%.2f", p.time_ms > 0 ? p.onednn_ms / p.time_ms : 0);
         }
-        std::printf("%d:PERF time_ms=%.4f bytes=%lld gbps=%.2f roofline_gbps=%.2f "
+        std::printf("%d:PERF time_ms=%.4g bytes=%lld gbps=%.2f roofline_gbps=%.2f "
                     "pct_roofline=%.1f%% onednn_ms=%s onednn_impl=%s "
                     "speedup_vs_onednn=%s%s",
                 idx, p.time_ms, static_cast<long long>(p.bytes), p.gbps,
@@ -137,9 +137,11 @@ private:
             std::fprintf(csv_, "case,time_ms,bytes,gbps,roofline_gbps,onednn_ms,"
                                "onednn_impl,pct_roofline,speedup_vs_onednn,kernel\n");
         }
+        char one_csv[64] = "";
+        if (p.has_onednn) std::snprintf(one_csv, sizeof one_csv, "%.6f", p.onednn_ms);
         std::fprintf(csv_, "%s,%.6f,%lld,%.3f,%.3f,%s,%s,%.2f,%s,%s\n",
                 csv_field(rep).c_str(), p.time_ms, static_cast<long long>(p.bytes),
-                p.gbps, p.roofline_gbps, p.has_onednn ? one : "",
+                p.gbps, p.roofline_gbps, one_csv,
                 csv_field(p.onednn_impl).c_str(), pct, p.has_onednn ? sp : "",
                 csv_field(p.kernel).c_str());
         std::fflush(csv_);
@@ -158,6 +160,10 @@ int main(int argc, char **argv) {
     }
     driver d;
     int rc = 0;
+    // --csv may come after the cases on the command line; it names the one
+    // file of the run, so take it up front.
+    for (const auto &w : words)
+        if (w.rfind("--csv=", 0) == 0) d.g.csv = w.substr(6);
     try {
         d.run_words(words, "", 0);
     } catch (const usage_error &e) {

@@ -68,7 +68,13 @@ bool parse_option(const std::string &w, settings &s, globals &g) {
     std::string v;
     if (w == "--graph") return true;  // the driver's name in benchdnn
     if (w == "--reset") {
-        s = settings();
+        // Where and how the run goes is not part of a case: a batch's
+        // --reset must not undo --mode=L or --backend=jit given around it.
+        settings d;
+        d.mode = s.mode;
+        d.backend = s.backend;
+        d.threads = s.threads;
+        s = d;
         return true;
     }
     if (starts_with(w, "--mode=", &v)) {
@@ -196,7 +202,8 @@ folder, then benchdnn_inputs/graph/ of the source tree.
                         fail unless the graph gives N partitions (default 1;
                         0 skips the check)
   --mb=N                rewrite dim 0 of every graph input
-  --reset               back to the defaults
+  --reset               back to the defaults, except --mode, --backend,
+                        --threads, -v and --csv, which describe the run
   -vN                   verbosity: 1 partitions and shapes, 2 kernel names
 
 Crest-only options:

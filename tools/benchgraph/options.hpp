@@ -8,7 +8,8 @@
 
 namespace benchgraph {
 
-// Settings that apply to the next --case and persist until --reset.
+// Settings that apply to the next --case and persist until --reset (mode,
+// backend and threads survive --reset: they describe the run).
 struct settings {
     char mode = 'C';              // C, P, L or I
     std::string dt;               // "", "bf16" or "0:bf16+1:f32"

@@ -8,6 +8,10 @@
 #include "src/threading.hpp"
 #include "tools/benchgraph/data.hpp"
 
+// oneDNN here is built with OpenMP: its team size follows omp_set_num_threads,
+// not crest's arena. Weak, so that a TBB-built oneDNN links too.
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
+
 namespace benchgraph {
 
 float max_f32_avx512(const float *p, size_t n);
@@ -85,6 +89,8 @@ onednn_result time_onednn_reduce(const crest::impl::reduce_problem &p,
         const void *src, void *dst, int threads) {
     onednn_result r;
     crest::impl::thread_pool pool(threads);
+    // Same thread count as the crest engine, for a fair comparison.
+    if (omp_set_num_threads) omp_set_num_threads(pool.size());
     auto k = crest::impl::dnnl_backend::make_reduce_max(p, pool, false, &r.why);
     if (!k) return r;
     r.impl = k->name();
