@@ -301,10 +301,10 @@ graph_record reader::read(const json &root) {
     return g;
 }
 
-// 1-based line and column of a byte offset, for parse errors.
-std::string line_column(const std::string &text, size_t byte) {
+// 1-based line and column of a 0-based byte offset, for parse errors.
+std::string line_column(const std::string &text, size_t offset) {
     size_t line = 1, col = 1;
-    for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
         if (text[i] == '\n') {
             ++line;
             col = 1;
@@ -325,6 +325,13 @@ std::string parse_error_reason(const std::string &what) {
     return at == std::string::npos ? what : what.substr(at + marker.size());
 }
 
+// nlohmann's message without its "[json.exception.x.y] " tag.
+std::string untagged(const std::string &what) {
+    if (what.rfind("[json.exception.", 0) != 0) return what;
+    const size_t end = what.find("] ");
+    return end == std::string::npos ? what : what.substr(end + 2);
+}
+
 } // namespace
 
 graph_record parse_graph(const std::string &text, const std::string &source_name) {
@@ -332,18 +339,23 @@ graph_record parse_graph(const std::string &text, const std::string &source_name
     try {
         root = json::parse(text);
     } catch (const json::parse_error &e) {
+        // nlohmann counts from 1; the offset of the offending byte is one less
+        // (the text's length for an unexpected end).
+        const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
         throw error(status::invalid_arguments,
-                source_name + ": parse error at byte " + std::to_string(e.byte)
-                        + " (" + line_column(text, e.byte)
+                source_name + ": parse error at byte " + std::to_string(offset)
+                        + " (" + line_column(text, offset)
                         + "): " + parse_error_reason(e.what()));
     } catch (const json::exception &e) {
-        throw error(status::invalid_arguments, source_name + ": " + e.what());
+        // e.g. out_of_range for 1e999.
+        throw error(status::invalid_arguments,
+                source_name + ": cannot parse: " + untagged(e.what()));
     }
     try {
         return reader(source_name).read(root);
     } catch (const json::exception &e) {
         // Not expected: every access is type-checked first.
-        throw error(status::invalid_arguments, source_name + ": " + e.what());
+        throw error(status::invalid_arguments, source_name + ": " + untagged(e.what()));
     }
 }
 

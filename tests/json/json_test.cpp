@@ -276,6 +276,8 @@ TEST(JsonErrors, EachMalformedShapeNamesFileAndPath) {
             {"empty", "", {"parse error at byte"}},
             {"trailing garbage", base + "}", {"parse error at byte"}},
             {"bad utf-8", "{\"version\": \"\xff\"}", {"parse error"}},
+            {"number overflow", "{\"version\": \"3.0.0\", \"graph\": [1e999]}",
+                    {"reducemax.json: cannot parse: number overflow"}},
             {"root not object", "[1, 2]", {"(root): expected an object, got array"}},
             {"graph not array", with(base, "/graph", "x"),
                     {"graph: expected an array, got string \"x\""}},
