@@ -2,6 +2,7 @@
 // the reduced index space in row-major order and keep the largest element.
 // Deliberately naive; speed is the job of the other backends.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "backend/ref/ref_backend.hpp"
@@ -141,6 +142,20 @@ void check_problem(const reduce_problem &p) {
         if (p.dims[d] < 0 || p.src_strides[d] < 0 || p.dst_strides[d] < 0)
             fail("dim " + std::to_string(d)
                     + " has a negative size or stride");
+    }
+    // Offsets are int64: the furthest element of src and dst must fit.
+    const int64_t limit = std::numeric_limits<int64_t>::max();
+    for (const dims_t *st : {&p.src_strides, &p.dst_strides}) {
+        int64_t last = 0;
+        for (int d = 0; d < nd; ++d) {
+            const int64_t n = p.dims[d] > 0 ? p.dims[d] - 1 : 0;
+            const int64_t s = (*st)[d];
+            if (n > 0 && s > 0 && (s > limit / n || last > limit - s * n))
+                fail("dim " + std::to_string(d) + " (size "
+                        + std::to_string(p.dims[d]) + ", stride "
+                        + std::to_string(s) + ") overflows 64-bit offsets");
+            last += n * s;
+        }
     }
 }
 

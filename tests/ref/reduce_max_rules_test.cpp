@@ -300,6 +300,13 @@ TEST(RefReduceMaxKernel, RefusesMalformedProblems) {
     p = ok;
     p.reduce_mask = 0b100;
     refused(p, "mask beyond rank");
+    const int64_t big = int64_t(1) << 40;
+    p = dense(data_type::f32, {big, big}, 0b01); // 2^80 elements
+    refused(p, "offsets beyond int64");
+    p = ok;
+    p.src_strides[0] = int64_t(1) << 62;
+    p.dims[0] = 4;
+    refused(p, "stride times size beyond int64");
     EXPECT_NO_THROW(impl::ref::make_reduce_max(dense(data_type::f16,
             dims_t(12, 1), 0xFFF)));
 }
