@@ -1,7 +1,10 @@
 // benchgraph: runs oneDNN Graph JSON cases on crest; see
 // spec/benchgraph.md and --help.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,28 @@
 
 namespace benchgraph {
 namespace {
+
+// A kernel that crashes cannot be caught; the handler at least names the
+// case in the log (the line is prepared before the case runs) and then lets
+// the signal kill the process as usual.
+char crash_line[4096];
+size_t crash_len = 0;
+
+extern "C" void on_fatal_signal(int sig) {
+    if (crash_len) {
+        ssize_t w = ::write(STDOUT_FILENO, crash_line, crash_len);
+        (void)w;
+    }
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+void arm_crash_line(int idx, const std::string &rep) {
+    std::fflush(stdout);
+    int n = std::snprintf(crash_line, sizeof crash_line,
+            "%d:FAILED (crashed: fatal signal) __REPRO: %s\n", idx, rep.c_str());
+    crash_len = n > 0 ? std::min(static_cast<size_t>(n), sizeof crash_line - 1) : 0;
+}
 
 struct totals {
     int tests = 0, passed = 0, skipped = 0, mistrusted = 0, unimplemented = 0,
@@ -72,7 +97,9 @@ private:
             r.st = outcome::invalid_arguments;
             r.message = name + ": cannot open the case file";
         } else {
+            arm_crash_line(idx, rep);
             r = run_case(path, s, g);
+            crash_len = 0;
         }
         if (s.expect_error && r.st != outcome::invalid_arguments
                 && r.st != outcome::listed) {
@@ -158,6 +185,8 @@ int main(int argc, char **argv) {
         std::fputs(help_text(), stdout);
         return 2;
     }
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+        std::signal(sig, on_fatal_signal);
     driver d;
     int rc = 0;
     // --csv may come after the cases on the command line; it names the one
