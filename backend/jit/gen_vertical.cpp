@@ -1,0 +1,212 @@
+// `vertical` family: the kept group is innermost and contiguous, the reduced
+// rows lie outside it. Columns go in tiles of vertical_tile_cols; the dst
+// tile is the accumulator (exact in any dtype, the max being an input) and
+// stays in L1 while four rows at a time stream through, so every src read
+// is a long sequential run.
+#include "backend/jit/generators.hpp"
+#include "backend/jit/jit_generator.hpp"
+
+#include <cstddef>
+#include <functional>
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+namespace {
+
+#define ARG(field) qword[reg_args + offsetof(vert_call, field)]
+
+class vertical_generator : public jit_generator {
+public:
+    using jit_generator::jit_generator;
+
+private:
+    const Reg64 reg_args = rdi;
+    const Reg64 reg_src = rsi;    // current outer block, column 0
+    const Reg64 reg_dst = rdx;
+    const Reg64 reg_outer = rcx;  // outer blocks left
+    const Reg64 reg_p0 = r8;      // row r, current column
+    const Reg64 reg_p1 = r9;      // row r + 2, current column
+    const Reg64 reg_pd = r10;     // dst, current column
+    const Reg64 reg_cnt = r11;    // columns left in the tile
+    const Reg64 reg_rs = rbx;     // row stride, bytes
+    const Reg64 reg_tsrc = r12;   // tile start in row 0
+    const Reg64 reg_tdst = r13;   // tile start in dst
+    const Reg64 reg_left = r14;   // columns left in the outer block
+    const Reg64 reg_tcols = r15;  // columns of this tile
+    const Reg64 reg_rows = rbp;   // rows left
+
+    enum class mode { full, tail, scalar };
+
+    Xmm v(int i) const { return vmm(i); }
+
+    void generate() override {
+        push(rbx); push(rbp); push(r12); push(r13); push(r14); push(r15);
+        mov(reg_rs, ARG(row_stride));
+        mov(reg_src, ARG(src));
+        mov(reg_dst, ARG(dst));
+        mov(reg_outer, ARG(n_outer));
+        Label l_outer;
+        L(l_outer);
+        {
+            mov(reg_tsrc, reg_src);
+            mov(reg_tdst, reg_dst);
+            mov(reg_left, ARG(ncols));
+            Label l_tile;
+            L(l_tile);
+            {
+                mov(reg_tcols, vertical_tile_cols);
+                cmp(reg_left, reg_tcols);
+                cmovl(reg_tcols, reg_left);
+                tile();
+                add(reg_tsrc, vertical_tile_cols * ssz());
+                add(reg_tdst, vertical_tile_cols * dsz());
+                sub(reg_left, vertical_tile_cols);
+                jg(l_tile, T_NEAR);
+            }
+            add(reg_src, ARG(outer_src_stride));
+            add(reg_dst, ARG(outer_dst_stride));
+            dec(reg_outer);
+            jnz(l_outer, T_NEAR);
+        }
+        vzeroupper();
+        pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
+        ret();
+    }
+
+    // One tile: (row 0 copied unless accumulating), groups of 4 rows, then
+    // single rows.
+    void tile() {
+        if (is512()) {
+            // The tail mask is the same for every row of the tile.
+            mov(reg_cnt, reg_tcols);
+            and_(reg_cnt, vlen() - 1);
+            set_tail_mask(reg_cnt);
+        }
+        mov(reg_p0, reg_tsrc);
+        mov(reg_rows, ARG(rows));
+        Label l_groups;
+        cmp(ARG(accumulate), 0);
+        jne(l_groups, T_NEAR);
+        columns([&](mode m) { copy_body(m); }, false);
+        add(reg_p0, reg_rs);
+        dec(reg_rows);
+        L(l_groups);
+        Label l_group, l_single, l_done;
+        L(l_group);
+        {
+            cmp(reg_rows, 4);
+            jl(l_single, T_NEAR);
+            lea(reg_p1, ptr[reg_p0 + reg_rs * 2]);
+            columns([&](mode m) { group_body(m); }, true);
+            lea(reg_p0, ptr[reg_p0 + reg_rs * 4]);
+            sub(reg_rows, 4);
+            jmp(l_group, T_NEAR);
+        }
+        L(l_single);
+        {
+            test(reg_rows, reg_rows);
+            jz(l_done, T_NEAR);
+            columns([&](mode m) { single_body(m); }, false);
+            add(reg_p0, reg_rs);
+            dec(reg_rows);
+            jmp(l_single, T_NEAR);
+        }
+        L(l_done);
+    }
+
+    // Walks the columns of the tile from the row pointers reg_p0 (and
+    // reg_p1 when with_p1), restoring them afterwards.
+    void columns(const std::function<void(mode)> &body, bool with_p1) {
+        push(reg_p0);
+        if (with_p1) push(reg_p1);
+        mov(reg_pd, reg_tdst);
+        mov(reg_cnt, reg_tcols);
+        Label l_full, l_tail, l_done;
+        L(l_full);
+        {
+            cmp(reg_cnt, vlen());
+            jl(l_tail, T_NEAR);
+            body(mode::full);
+            add(reg_p0, vlen() * ssz());
+            if (with_p1) add(reg_p1, vlen() * ssz());
+            add(reg_pd, vlen() * dsz());
+            sub(reg_cnt, vlen());
+            jmp(l_full, T_NEAR);
+        }
+        L(l_tail);
+        test(reg_cnt, reg_cnt);
+        jz(l_done, T_NEAR);
+        if (is512()) {
+            body(mode::tail);
+        } else {
+            Label l_scalar;
+            L(l_scalar);
+            {
+                body(mode::scalar);
+                add(reg_p0, ssz());
+                if (with_p1) add(reg_p1, ssz());
+                add(reg_pd, dsz());
+                dec(reg_cnt);
+                jnz(l_scalar, T_NEAR);
+            }
+        }
+        L(l_done);
+        if (with_p1) pop(reg_p1);
+        pop(reg_p0);
+    }
+
+    void ld(mode m, const Xmm &x, const Address &a, data_type dt) {
+        if (m == mode::full) load(x, a, dt);
+        else if (m == mode::tail) load_tail(x, a, dt);
+        else load_bcast(x, a, dt, Xmm(15));
+    }
+    void st(mode m, const Address &a, const Xmm &x) {
+        if (m == mode::full) store(a, x, cfg_.dst_dt, v(14));
+        else if (m == mode::tail) store_tail(a, x, cfg_.dst_dt, v(14));
+        else store_scalar(a, x, cfg_.dst_dt, Xmm(14));
+    }
+
+    void copy_body(mode m) {
+        ld(m, v(0), ptr[reg_p0], cfg_.src_dt);
+        st(m, ptr[reg_pd], v(0));
+    }
+
+    void single_body(mode m) {
+        ld(m, v(0), ptr[reg_p0], cfg_.src_dt);
+        ld(m, v(4), ptr[reg_pd], cfg_.dst_dt);
+        nanmax(v(4), v(0), v(8));
+        st(m, ptr[reg_pd], v(4));
+    }
+
+    // dst = max(dst, rows r .. r+3); junk lanes of a masked tail are zero
+    // and never stored.
+    void group_body(mode m) {
+        const data_type dt = cfg_.src_dt;
+        ld(m, v(0), ptr[reg_p0], dt);
+        ld(m, v(1), ptr[reg_p0 + reg_rs], dt);
+        ld(m, v(2), ptr[reg_p1], dt);
+        ld(m, v(3), ptr[reg_p1 + reg_rs], dt);
+        nanmax(v(0), v(1), v(8));
+        nanmax(v(2), v(3), v(9));
+        ld(m, v(4), ptr[reg_pd], cfg_.dst_dt);
+        nanmax(v(0), v(2), v(8));
+        nanmax(v(4), v(0), v(9));
+        st(m, ptr[reg_pd], v(4));
+    }
+};
+
+#undef ARG
+
+} // namespace
+
+jit_fn generate_vertical(const kernel_config &cfg,
+        std::unique_ptr<Xbyak::CodeGenerator> &holder) {
+    auto g = std::make_unique<vertical_generator>(cfg);
+    jit_fn fn = g->finalize();
+    holder = std::move(g);
+    return fn;
+}
+
+} // namespace crest::impl::jit

@@ -1,0 +1,20 @@
+// ISA selection for the JIT backend: what the CPU has, capped by
+// CREST_MAX_CPU_ISA (read at each call, so a test can change it), and by a
+// test hook that lets one process run every path the machine can.
+#pragma once
+
+#include "backend/jit/jit_config.hpp"
+
+namespace crest::impl::jit {
+
+// Best ISA of this CPU, ignoring caps (detected once).
+isa_t cpu_isa();
+// cpu_isa() capped by the testing override, else by CREST_MAX_CPU_ISA.
+isa_t max_isa();
+// Parses "avx512_core", "avx2", "sse41"/"none"; returns false otherwise.
+bool parse_isa(const char *s, isa_t *out);
+// Overrides CREST_MAX_CPU_ISA for this process; nullptr removes the
+// override. Tests only; not synchronised with concurrent make calls.
+void set_max_isa_for_testing(const char *isa);
+
+} // namespace crest::impl::jit

@@ -1,0 +1,87 @@
+// The plain description of one generated kernel. It is the generator's only
+// input and the key of the kernel cache: two problems whose plans ask for
+// the same config share the code. Shapes are runtime arguments (see the call
+// structs), so a handful of configs serve every problem.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <tuple>
+
+#include "backend/kernel.hpp"
+
+namespace crest::impl::jit {
+
+enum class isa_t : int { none = 0, avx2 = 1, avx512_core = 2 };
+const char *isa_name(isa_t isa);
+
+enum class family_t : int {
+    inner,     // reduce a contiguous row (and rows of rows) to one value
+    vert_tile, // dst tile in L1 as accumulator, several rows at a time
+};
+
+struct kernel_config {
+    isa_t isa = isa_t::avx512_core;
+    family_t family = family_t::inner;
+    data_type src_dt = data_type::f32;
+    data_type dst_dt = data_type::f32;  // f32 when writing partial results
+    int unroll = 4;  // inner: accumulators; vert_reg: vectors per column block
+
+    auto tie() const {
+        return std::make_tuple(isa, family, src_dt, dst_dt, unroll);
+    }
+    bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
+    bool operator!=(const kernel_config &o) const { return !(*this == o); }
+};
+
+struct kernel_config_hash {
+    size_t operator()(const kernel_config &c) const {
+        size_t h = static_cast<size_t>(c.isa);
+        auto mix = [&h](size_t v) { h = h * 1000003u ^ v; };
+        mix(static_cast<size_t>(c.family));
+        mix(static_cast<size_t>(c.src_dt));
+        mix(static_cast<size_t>(c.dst_dt));
+        mix(static_cast<size_t>(c.unroll));
+        return h;
+    }
+};
+
+// Arguments of an `inner` kernel: for each of n_out outputs, the max over
+// rows x n elements (rows row_stride bytes apart, n contiguous) is written
+// to dst (dst_dt). With accumulate != 0 the value already in dst joins the
+// max, which is exact in every dtype because the max is one of the inputs.
+struct inner_call {
+    const void *src;
+    void *dst;
+    int64_t n_out;
+    int64_t out_src_stride;  // bytes
+    int64_t out_dst_stride;  // bytes
+    int64_t rows;
+    int64_t row_stride;      // bytes
+    int64_t n;               // elements, > 0
+    int64_t accumulate;
+};
+
+// Arguments of a `vert_*` kernel: dst[j] = max over rows of src[r][j] for
+// j < ncols, src rows row_stride bytes apart, dst contiguous (dst_dt).
+// accumulate as above. n_outer repeats the whole block at outer strides.
+struct vert_call {
+    const void *src;
+    void *dst;
+    int64_t ncols;           // > 0
+    int64_t rows;            // > 0
+    int64_t row_stride;      // bytes
+    int64_t accumulate;
+    int64_t n_outer;
+    int64_t outer_src_stride;  // bytes
+    int64_t outer_dst_stride;  // bytes
+};
+
+using jit_fn = void (*)(const void *args);
+
+inline size_t dt_size(data_type dt) {
+    return dt == data_type::f32 ? 4 : 2;
+}
+
+} // namespace crest::impl::jit

@@ -1,0 +1,150 @@
+#include "backend/jit/jit_generator.hpp"
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+namespace {
+constexpr uint8_t cmp_unord_q = 3;
+constexpr uint8_t cmp_ord_q = 7;
+constexpr uint8_t cvt_round_mxcsr = 4;  // exact here: values came from f16
+} // namespace
+
+void jit_generator::bcast_neg_inf(const Xmm &v) {
+    mov(eax, 0xff800000u);
+    vmovd(Xmm(v.getIdx()), eax);
+    vbroadcastss(v, Xmm(v.getIdx()));
+}
+
+void jit_generator::load(const Xmm &v, const Address &a, data_type dt) {
+    switch (dt) {
+        case data_type::f32: vmovups(v, a); break;
+        case data_type::bf16:
+            vpmovzxwd(v, a);
+            vpslld(v, v, 16);
+            break;
+        default: vcvtph2ps(v, a); break;
+    }
+}
+
+void jit_generator::load_tail(const Xmm &v, const Address &a, data_type dt) {
+    const Xmm vz = v | k_tail_ | T_z;
+    switch (dt) {
+        case data_type::f32: vmovups(vz, a); break;
+        case data_type::bf16:
+            vpmovzxwd(vz, a);
+            vpslld(v, v, 16);
+            break;
+        default: vcvtph2ps(vz, a); break;
+    }
+}
+
+void jit_generator::load_bcast(const Xmm &v, const Address &a, data_type dt,
+        const Xmm &tmp) {
+    switch (dt) {
+        case data_type::f32: vbroadcastss(v, a); break;
+        case data_type::bf16:
+            movzx(eax, Address(16, false, a.getRegExp()));
+            shl(eax, 16);
+            vmovd(tmp, eax);
+            vbroadcastss(v, tmp);
+            break;
+        default:
+            movzx(eax, Address(16, false, a.getRegExp()));
+            vmovd(tmp, eax);
+            vcvtph2ps(tmp, tmp);
+            vbroadcastss(v, tmp);
+            break;
+    }
+}
+
+void jit_generator::store(const Address &a, const Xmm &v, data_type dt,
+        const Xmm &tmp) {
+    switch (dt) {
+        case data_type::f32: vmovups(a, v); break;
+        case data_type::bf16:
+            // The low halves are zero (values came from bf16): exact.
+            vpsrld(tmp, v, 16);
+            if (is512()) {
+                vpmovdw(a, tmp);
+            } else {
+                const Ymm t(tmp.getIdx());
+                vpackusdw(t, t, t);  // per 128-bit lane: a0..3 a0..3 | a4..7 a4..7
+                vpermq(t, t, 0x08);  // qwords 0 and 2 to the low half
+                vmovdqu(a, Xmm(tmp.getIdx()));
+            }
+            break;
+        default: vcvtps2ph(a, v, cvt_round_mxcsr); break;
+    }
+}
+
+void jit_generator::store_tail(const Address &a, const Xmm &v, data_type dt,
+        const Xmm &tmp) {
+    switch (dt) {
+        case data_type::f32: vmovups(a | k_tail_, v); break;
+        case data_type::bf16:
+            vpsrld(tmp, v, 16);
+            vpmovdw(a | k_tail_, tmp);
+            break;
+        default: vcvtps2ph(a | k_tail_, v, cvt_round_mxcsr); break;
+    }
+}
+
+void jit_generator::store_scalar(const Address &a, const Xmm &v,
+        data_type dt, const Xmm &tmp) {
+    const Xmm x(v.getIdx());
+    switch (dt) {
+        case data_type::f32: vmovss(Address(32, false, a.getRegExp()), x); break;
+        case data_type::bf16:
+            vmovd(eax, x);
+            shr(eax, 16);
+            mov(Address(16, false, a.getRegExp()), ax);
+            break;
+        default:
+            vcvtps2ph(tmp, x, cvt_round_mxcsr);
+            vmovd(eax, tmp);
+            mov(Address(16, false, a.getRegExp()), ax);
+            break;
+    }
+}
+
+void jit_generator::nanmax(const Xmm &a, const Xmm &b, const Xmm &tmp) {
+    if (is512()) {
+        // Only lanes where a is not NaN may change; there vmaxps returns
+        // its second operand b when b is NaN, so a NaN on either side stays.
+        vcmpps(k_ord_, a, a, cmp_ord_q);
+        vmaxps(a | k_ord_, a, b);
+    } else {
+        // vmaxps(b, a) returns a when either is NaN; then lanes where b is
+        // NaN take b. The compare is off the accumulator's dependency chain.
+        vcmpps(tmp, b, b, cmp_unord_q);
+        vmaxps(a, b, a);
+        vblendvps(a, a, b, tmp);
+    }
+}
+
+void jit_generator::nanmax_tail(const Xmm &a, const Xmm &b) {
+    vcmpps(k_ord_ | k_tail_, a, a, cmp_ord_q);
+    vmaxps(a | k_ord_, a, b);
+}
+
+void jit_generator::reduce_lanes(int v, int t1, int t2) {
+    if (is512()) {
+        vextractf32x8(Ymm(t1), Zmm(v), 1);
+        nanmax(Ymm(v), Ymm(t1), Ymm(t2));
+    }
+    vextractf128(Xmm(t1), Ymm(v), 1);
+    nanmax(Xmm(v), Xmm(t1), Xmm(t2));
+    vmovhlps(Xmm(t1), Xmm(t1), Xmm(v));
+    nanmax(Xmm(v), Xmm(t1), Xmm(t2));
+    vmovshdup(Xmm(t1), Xmm(v));
+    nanmax(Xmm(v), Xmm(t1), Xmm(t2));
+}
+
+void jit_generator::set_tail_mask(const Reg64 &count) {
+    mov(eax, -1);
+    bzhi(eax, eax, count.cvt32());
+    kmovw(k_tail_, eax);
+}
+
+} // namespace crest::impl::jit

@@ -1,0 +1,75 @@
+// Small base for crest's Xbyak generators: vector register choice per ISA,
+// widening loads and narrowing stores for f32/bf16/f16, and the NaN-aware
+// max every kernel uses. Kept deliberately short; families add their loops.
+#pragma once
+
+#include <xbyak/xbyak.h>
+
+#include "backend/jit/jit_config.hpp"
+
+namespace crest::impl::jit {
+
+class jit_generator : public Xbyak::CodeGenerator {
+public:
+    explicit jit_generator(const kernel_config &cfg)
+        : Xbyak::CodeGenerator(32 * 1024, Xbyak::DontSetProtectRWE)
+        , cfg_(cfg) {}
+
+    // Generates, then makes the buffer read+execute (never writable and
+    // executable at once).
+    jit_fn finalize() {
+        generate();
+        ready();
+        setProtectModeRE();
+        return getCode<jit_fn>();
+    }
+
+protected:
+    virtual void generate() = 0;
+
+    bool is512() const { return cfg_.isa == isa_t::avx512_core; }
+    // f32 lanes per vector register.
+    int vlen() const { return is512() ? 16 : 8; }
+    Xbyak::Xmm vmm(int i) const {
+        if (is512()) return Xbyak::Zmm(i);
+        return Xbyak::Ymm(i);
+    }
+    int ssz() const { return static_cast<int>(dt_size(cfg_.src_dt)); }
+    int dsz() const { return static_cast<int>(dt_size(cfg_.dst_dt)); }
+
+    // All lanes of v = -inf. Clobbers eax.
+    void bcast_neg_inf(const Xbyak::Xmm &v);
+    // v = vlen elements of dt at a, widened to f32.
+    void load(const Xbyak::Xmm &v, const Xbyak::Address &a, data_type dt);
+    // AVX-512 only: as load, lanes outside k_tail_ are zero and nothing
+    // outside them is read.
+    void load_tail(const Xbyak::Xmm &v, const Xbyak::Address &a,
+            data_type dt);
+    // Every lane of v = the one element of dt at a. Clobbers eax, xmm tmp.
+    void load_bcast(const Xbyak::Xmm &v, const Xbyak::Address &a,
+            data_type dt, const Xbyak::Xmm &tmp);
+    // Stores vlen lanes of v narrowed to dt; tmp is clobbered.
+    void store(const Xbyak::Address &a, const Xbyak::Xmm &v, data_type dt,
+            const Xbyak::Xmm &tmp);
+    // AVX-512 only: stores the lanes in k_tail_.
+    void store_tail(const Xbyak::Address &a, const Xbyak::Xmm &v,
+            data_type dt, const Xbyak::Xmm &tmp);
+    // Stores lane 0 of v narrowed to dt. Clobbers eax and tmp.
+    void store_scalar(const Xbyak::Address &a, const Xbyak::Xmm &v,
+            data_type dt, const Xbyak::Xmm &tmp);
+    // a = max(a, b) lane-wise, NaN if either is NaN. tmp used on AVX2.
+    void nanmax(const Xbyak::Xmm &a, const Xbyak::Xmm &b,
+            const Xbyak::Xmm &tmp);
+    // AVX-512 only: as nanmax on the lanes of k_tail_, others untouched.
+    void nanmax_tail(const Xbyak::Xmm &a, const Xbyak::Xmm &b);
+    // Lane 0 of v = NaN-aware max of all lanes of v. Clobbers t1, t2.
+    void reduce_lanes(int v, int t1, int t2);
+    // k_tail_ = the low `count` lanes (count in a 64-bit reg). Clobbers eax.
+    void set_tail_mask(const Xbyak::Reg64 &count);
+
+    const kernel_config cfg_;
+    const Xbyak::Opmask k_tail_ = Xbyak::Opmask(7);
+    const Xbyak::Opmask k_ord_ = Xbyak::Opmask(6);
+};
+
+} // namespace crest::impl::jit

@@ -1,0 +1,46 @@
+#include "backend/jit/kernel_cache.hpp"
+
+#include <mutex>
+#include <unordered_map>
+
+#include <xbyak/xbyak.h>
+
+#include "backend/jit/generators.hpp"
+
+namespace crest::impl::jit {
+
+generated_code::~generated_code() = default;
+
+namespace {
+struct cache {
+    std::mutex mu;
+    std::unordered_map<kernel_config, std::shared_ptr<const generated_code>,
+            kernel_config_hash>
+            map;
+};
+cache &the_cache() {
+    static cache *c = new cache;  // never destroyed: kernels may outlive main
+    return *c;
+}
+} // namespace
+
+std::shared_ptr<const generated_code> get_code(const kernel_config &cfg) {
+    cache &c = the_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.map.find(cfg);
+    if (it != c.map.end()) return it->second;
+    auto g = std::make_shared<generated_code>();
+    g->cfg = cfg;
+    g->fn = cfg.family == family_t::inner ? generate_inner(cfg, g->code)
+                                          : generate_vertical(cfg, g->code);
+    c.map.emplace(cfg, g);
+    return g;
+}
+
+size_t code_cache_size() {
+    cache &c = the_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    return c.map.size();
+}
+
+} // namespace crest::impl::jit

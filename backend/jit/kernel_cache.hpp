@@ -1,0 +1,27 @@
+// Process-wide cache of generated code, keyed by kernel_config. Generation
+// happens under the lock: it takes tens of microseconds and only the first
+// make of each config pays it; every later lookup is a hash-map hit.
+#pragma once
+
+#include <memory>
+
+#include "backend/jit/jit_config.hpp"
+
+namespace Xbyak {
+class CodeGenerator;
+}
+
+namespace crest::impl::jit {
+
+struct generated_code {
+    kernel_config cfg;
+    jit_fn fn = nullptr;
+    std::unique_ptr<Xbyak::CodeGenerator> code;
+    ~generated_code();
+};
+
+// Never null; the code lives as long as any holder (and the cache: forever).
+std::shared_ptr<const generated_code> get_code(const kernel_config &cfg);
+size_t code_cache_size();
+
+} // namespace crest::impl::jit

@@ -1,0 +1,159 @@
+#include "backend/jit/plan.hpp"
+
+#include <algorithm>
+
+#include "backend/jit/generators.hpp"
+
+namespace crest::impl::jit {
+
+namespace {
+
+// A vertical problem with fewer output columns than this per thread splits
+// its rows instead: each thread then reads one long contiguous range.
+constexpr int64_t vertical_min_cols_per_chunk = 4096;
+
+bool fail(std::string *why_not, const std::string &msg) {
+    if (why_not) *why_not = msg;
+    return false;
+}
+
+loop_dim to_bytes(const canon_dim &d, int64_t esz) {
+    return {d.n, d.ss * esz, d.ds * esz};
+}
+
+// Chooses the reduced dim that a two-level plan splits between chunks:
+// the outermost one that shares out evenly, else the largest. -1 if none.
+int choose_split(const plan &P, int nch, int64_t *size) {
+    int64_t n[max_dims + 2], min_n[max_dims + 2];
+    int cnt = 0;
+    for (int k = 0; k < P.nextra; ++k, ++cnt) { n[cnt] = P.extra[k].n; min_n[cnt] = nch; }
+    n[cnt] = P.rows.n;
+    min_n[cnt++] = nch;
+    if (P.kind == plan_kind::inner) { n[cnt] = P.n; min_n[cnt++] = 1024 * nch; }
+    for (int i = 0; i < cnt; ++i) {
+        if (n[i] >= min_n[i] && (n[i] % nch == 0 || n[i] >= 8 * nch)) {
+            *size = n[i];
+            return i;
+        }
+    }
+    int best = -1;
+    for (int i = 0; i < cnt; ++i)
+        if (n[i] >= min_n[i] && (best < 0 || n[i] > n[best])) best = i;
+    if (best >= 0) *size = n[best];
+    return best;
+}
+
+} // namespace
+
+bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
+        std::string *why_not) {
+    plan &P = *out;
+    if (isa == isa_t::none) return fail(why_not, "no JIT ISA on this CPU (or capped)");
+    if (p.dt != data_type::f32 && p.dt != data_type::bf16 && p.dt != data_type::f16)
+        return fail(why_not, "data type is not f32, bf16 or f16");
+    if (p.ndims() > max_dims) return fail(why_not, "rank above 12");
+    if ((int)p.src_strides.size() != p.ndims() || (int)p.dst_strides.size() != p.ndims())
+        return fail(why_not, "strides do not match the rank");
+    for (int d = 0; d < p.ndims(); ++d)
+        if (p.dims[d] < 0 || p.src_strides[d] < 0 || p.dst_strides[d] < 0)
+            return fail(why_not, "negative dim or stride");
+    if (p.ndims() < 32 && (p.reduce_mask >> p.ndims()) != 0)
+        return fail(why_not, "reduce_mask names a dim beyond the rank");
+
+    P.isa = isa;
+    P.dt = p.dt;
+    P.esz = static_cast<int64_t>(dt_size(p.dt));
+    const std::string prefix = std::string("jit:") + isa_name(isa) + ":";
+    const canonical c = canonicalize(p);
+
+    if (c.k == canonical::kind::empty_output) {
+        P.kind = plan_kind::empty;
+        P.name = prefix + "empty";
+        return true;
+    }
+    for (const auto &d : c.dims) {
+        if (d.reduced) P.red[P.nred++] = to_bytes(d, P.esz);
+        else P.kept[P.nkept++] = to_bytes(d, P.esz);
+    }
+    P.n_out = c.num_outputs();
+    P.src_bytes = c.num_outputs() * c.num_reduced() * P.esz;
+    const int nch = (P.src_bytes < inline_bytes || pool_size <= 1)
+            ? 1 : std::min(pool_size, max_chunks);
+    P.nchunks = nch;
+
+    if (c.k == canonical::kind::fill_neg_inf) {
+        P.kind = plan_kind::fill;
+        P.nred = 0;
+        P.src_bytes = 0;
+        P.nchunks = 1;
+        P.name = prefix + "fill";
+        return true;
+    }
+    if (!c.has_reduced()) {
+        P.kind = plan_kind::copy;
+        P.name = prefix + "copy";
+        return true;
+    }
+
+    const canon_dim &last = c.dims.back();
+    if (last.ss != 1) {
+        P.kind = plan_kind::strided;
+        P.name = prefix + "reduce_strided";
+        return true;
+    }
+    P.kind = last.reduced ? plan_kind::inner : plan_kind::vertical;
+    // Sort the remaining dims into kernel-side and C++-side loops. The
+    // innermost kept dim (inner) / innermost reduced dim (vertical) goes to
+    // the kernel with the contiguous group.
+    const int nd = static_cast<int>(c.dims.size()) - 1;
+    int jd_at = -1, rows_at = -1;
+    for (int i = nd - 1; i >= 0; --i) {
+        if (!c.dims[i].reduced && jd_at < 0 && P.kind == plan_kind::inner) jd_at = i;
+        if (c.dims[i].reduced && rows_at < 0) rows_at = i;
+    }
+    if (P.kind == plan_kind::inner) {
+        P.n = last.n;
+        if (jd_at >= 0) P.jd = to_bytes(c.dims[jd_at], P.esz);
+    } else {
+        P.jd = to_bytes(last, P.esz);
+    }
+    if (rows_at >= 0) P.rows = to_bytes(c.dims[rows_at], P.esz);
+    for (int i = 0; i < nd; ++i) {
+        if (i == jd_at || i == rows_at) continue;
+        if (c.dims[i].reduced) P.extra[P.nextra++] = to_bytes(c.dims[i], P.esz);
+        else P.outer[P.nouter++] = to_bytes(c.dims[i], P.esz);
+    }
+
+    if (nch > 1) {
+        const bool few = P.kind == plan_kind::inner
+                ? P.n_out < 4 * nch
+                : P.n_out < nch * vertical_min_cols_per_chunk;
+        const int64_t pstride = (P.n_out + 15) / 16 * 16;
+        int64_t split_n = 0;
+        const int split = few && pstride * nch <= partial_budget_floats
+                ? choose_split(P, nch, &split_n) : -1;
+        if (split >= 0) {
+            P.two_level = true;
+            P.split = split;
+            const int64_t cap = split == P.nextra + 1 ? split_n / 64 : split_n;
+            P.nchunks = static_cast<int>(std::min<int64_t>(nch, cap));
+        }
+    }
+
+    kernel_config cfg;
+    cfg.isa = isa;
+    cfg.family = P.kind == plan_kind::inner ? family_t::inner : family_t::vert_tile;
+    cfg.src_dt = cfg.dst_dt = P.dt;
+    cfg.unroll = P.kind == plan_kind::inner ? (isa == isa_t::avx512_core ? 8 : 4) : 1;
+    P.code = get_code(cfg);
+    if (P.two_level) {
+        cfg.dst_dt = data_type::f32;
+        P.code_partial = get_code(cfg);
+    }
+    if (P.two_level) P.name = prefix + "reduce_all";
+    else if (P.kind == plan_kind::inner) P.name = prefix + "reduce_inner";
+    else P.name = prefix + "reduce_vertical";
+    return true;
+}
+
+} // namespace crest::impl::jit

@@ -1,0 +1,80 @@
+// How one ReduceMax problem is run: the canonical dims sorted into loops
+// done in C++ (outer kept dims, extra reduced dims) and the part handed to a
+// generated kernel, plus the way the work is shared between threads.
+// Everything is decided at make time; execute only walks the plan.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backend/jit/canonical.hpp"
+#include "backend/jit/kernel_cache.hpp"
+
+namespace crest::impl::jit {
+
+constexpr int max_dims = 12;
+// Below this many src bytes a problem runs inline on the calling thread:
+// waking the pool costs more than reading it.
+constexpr int64_t inline_bytes = 64 * 1024;
+// Partial results of a two-level reduction live on the caller's stack.
+constexpr int64_t partial_budget_floats = 16 * 1024;
+constexpr int max_chunks = 64;
+
+struct loop_dim {
+    int64_t n = 1;
+    int64_t ss = 0;  // src stride, bytes
+    int64_t ds = 0;  // dst stride, bytes
+};
+
+enum class plan_kind {
+    empty,     // nothing to write
+    fill,      // every output is -inf
+    copy,      // no reduction
+    inner,     // reduced group innermost, contiguous
+    vertical,  // kept group innermost, contiguous in src
+    strided,   // anything else: scalar loops, slow but correct
+};
+
+struct plan {
+    plan_kind kind = plan_kind::empty;
+    isa_t isa = isa_t::none;
+    data_type dt = data_type::f32;
+    int64_t esz = 4;
+
+    // inner / vertical: outer kept loops, the kept dim inside the kernel
+    // (inner: outputs; vertical: columns), extra reduced loops, the reduced
+    // dim inside the kernel (rows) and, for inner, the contiguous length.
+    int nouter = 0;
+    loop_dim outer[max_dims];
+    loop_dim jd;
+    int nextra = 0;
+    loop_dim extra[max_dims];
+    loop_dim rows;
+    int64_t n = 1;
+
+    // copy / fill / strided: all canonical dims, kept first then reduced.
+    int nkept = 0;
+    loop_dim kept[max_dims];
+    int nred = 0;
+    loop_dim red[max_dims];
+
+    int64_t n_out = 1;
+    int64_t src_bytes = 0;
+
+    int nchunks = 1;
+    bool two_level = false;
+    int split = 0;  // two-level: 0..nextra-1 extra dim, nextra rows, nextra+1 n
+
+    std::shared_ptr<const generated_code> code;          // writes dt
+    std::shared_ptr<const generated_code> code_partial;  // writes f32
+
+    std::string name;
+};
+
+// Builds the plan; returns false with *why_not when the problem cannot be
+// run (ISA none, unsupported dtype, bad strides).
+bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
+        std::string *why_not);
+
+} // namespace crest::impl::jit

@@ -1,0 +1,288 @@
+// The kernel object: walks a plan. Threads share work in static chunks of
+// outputs (output split) or of one reduced dim (two-level: per-chunk f32
+// partial results, then a combine). Nothing here allocates: partial results
+// and the scatter buffer of a strided dst live on the stack of the call that
+// uses them, which also makes concurrent execute calls independent.
+#include <algorithm>
+#include <cstring>
+
+#include "backend/jit/isa.hpp"
+#include "backend/jit/jit_backend.hpp"
+#include "backend/jit/generators.hpp"
+#include "backend/jit/plan.hpp"
+#include "backend/jit/scalar.hpp"
+#include "src/threading.hpp"
+
+namespace crest::impl::jit {
+
+namespace {
+
+struct red_ranges {
+    int64_t lo[max_dims + 2];
+    int64_t hi[max_dims + 2];
+};
+
+// Where outputs go: real dst (dt, problem strides) or a dense f32 partial.
+struct dst_view {
+    char *base;
+    int64_t ods[max_dims];  // per outer dim, bytes
+    int64_t jds;            // along jd, bytes
+    int64_t dsz;
+    jit_fn fn;
+};
+
+red_ranges full_ranges(const plan &P) {
+    red_ranges R;
+    for (int k = 0; k < P.nextra; ++k) { R.lo[k] = 0; R.hi[k] = P.extra[k].n; }
+    R.lo[P.nextra] = 0;
+    R.hi[P.nextra] = P.rows.n;
+    R.lo[P.nextra + 1] = 0;
+    R.hi[P.nextra + 1] = P.n;
+    return R;
+}
+
+// All reduced dims in R for cnt outputs (inner) / columns (vertical) that
+// start at s and d; extra reduced dims accumulate through d.
+void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
+        int64_t cnt, int64_t jds, const red_ranges &R) {
+    const int re = P.nextra;
+    const int64_t rows = R.hi[re] - R.lo[re];
+    s += R.lo[re] * P.rows.ss;
+    const int64_t n = R.hi[re + 1] - R.lo[re + 1];
+    if (P.kind == plan_kind::inner) s += R.lo[re + 1] * P.esz;
+    int64_t ridx[max_dims];
+    int64_t off = 0;
+    for (int k = 0; k < re; ++k) {
+        ridx[k] = R.lo[k];
+        off += ridx[k] * P.extra[k].ss;
+    }
+    bool acc = false;
+    for (;;) {
+        if (P.kind == plan_kind::inner) {
+            const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
+            fn(&a);
+        } else {
+            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, 1, 0, 0};
+            fn(&a);
+        }
+        acc = true;
+        int k = re - 1;
+        for (; k >= 0; --k) {
+            ++ridx[k];
+            off += P.extra[k].ss;
+            if (ridx[k] < R.hi[k]) break;
+            off -= (ridx[k] - R.lo[k]) * P.extra[k].ss;
+            ridx[k] = R.lo[k];
+        }
+        if (k < 0) break;
+    }
+}
+
+// Outputs [b, e) in the flat order (outer dims, then jd).
+void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
+        int64_t e, const red_ranges &R) {
+    if (b >= e) return;
+    int64_t idx[max_dims];
+    int64_t j = b % P.jd.n, o = b / P.jd.n;
+    for (int k = P.nouter - 1; k >= 0; --k) {
+        idx[k] = o % P.outer[k].n;
+        o /= P.outer[k].n;
+    }
+    const bool scatter = P.kind == plan_kind::vertical && D.jds != D.dsz;
+    while (b < e) {
+        const int64_t cnt = std::min(P.jd.n - j, e - b);
+        const char *s = src + j * P.jd.ss;
+        char *d = D.base + j * D.jds;
+        for (int k = 0; k < P.nouter; ++k) {
+            s += idx[k] * P.outer[k].ss;
+            d += idx[k] * D.ods[k];
+        }
+        if (!scatter) {
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R);
+        } else {
+            // The vertical kernel writes contiguous columns: go through a
+            // small buffer and scatter along the dst stride.
+            alignas(64) char buf[vertical_tile_cols * 4];
+            for (int64_t c0 = 0; c0 < cnt; c0 += vertical_tile_cols) {
+                const int64_t c = std::min<int64_t>(cnt - c0, vertical_tile_cols);
+                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R);
+                for (int64_t i = 0; i < c; ++i)
+                    std::memcpy(d + (c0 + i) * D.jds, buf + i * D.dsz, D.dsz);
+            }
+        }
+        b += cnt;
+        j = 0;
+        for (int k = P.nouter - 1; k >= 0; --k) {
+            if (++idx[k] < P.outer[k].n) break;
+            idx[k] = 0;
+        }
+    }
+}
+
+// Offsets of flat output o over `kept` dims (outer to inner).
+struct odometer {
+    const loop_dim *dims;
+    int nd;
+    int64_t idx[max_dims];
+    int64_t soff = 0, doff = 0;
+    odometer(const loop_dim *d, int n, int64_t flat) : dims(d), nd(n) {
+        for (int k = nd - 1; k >= 0; --k) {
+            idx[k] = flat % dims[k].n;
+            flat /= dims[k].n;
+            soff += idx[k] * dims[k].ss;
+            doff += idx[k] * dims[k].ds;
+        }
+    }
+    void next() {
+        for (int k = nd - 1; k >= 0; --k) {
+            soff += dims[k].ss;
+            doff += dims[k].ds;
+            if (++idx[k] < dims[k].n) return;
+            soff -= idx[k] * dims[k].ss;
+            doff -= idx[k] * dims[k].ds;
+            idx[k] = 0;
+        }
+    }
+};
+
+class reduce_kernel : public kernel {
+public:
+    reduce_kernel(plan p, const thread_pool &pool)
+        : p_(std::move(p)), pool_(pool) {}
+
+    std::string name() const override { return p_.name; }
+
+    void execute(const void *const *inputs, void *const *outputs) const override {
+        const char *src = static_cast<const char *>(inputs[0]);
+        char *dst = static_cast<char *>(outputs[0]);
+        switch (p_.kind) {
+            case plan_kind::empty: return;
+            case plan_kind::fill: return fill(dst);
+            case plan_kind::copy: return chunked(p_.n_out, 64, [&](int64_t b, int64_t e) { copy(src, dst, b, e); });
+            case plan_kind::strided: return chunked(p_.n_out, 16, [&](int64_t b, int64_t e) { strided(src, dst, b, e); });
+            default: break;
+        }
+        if (p_.two_level) return two_level(src, dst);
+        dst_view D = real_view(dst);
+        const red_ranges R = full_ranges(p_);
+        chunked(p_.n_out, 32, [&](int64_t b, int64_t e) { run_range(p_, src, D, b, e, R); });
+    }
+
+private:
+    // Splits [0, n) into nchunks static ranges whose inner bounds are
+    // multiples of align (outputs of different threads, different lines).
+    template <typename F>
+    void chunked(int64_t n, int64_t align, const F &f) const {
+        const int nch = p_.nchunks;
+        if (nch <= 1) return f(0, n);
+        auto bound = [&](int64_t c) {
+            return c >= nch ? n : n * c / nch / align * align;
+        };
+        pool_.parallel_for(nch, [&](int64_t c) { f(bound(c), bound(c + 1)); });
+    }
+
+    dst_view real_view(char *dst) const {
+        dst_view D;
+        D.base = dst;
+        for (int k = 0; k < p_.nouter; ++k) D.ods[k] = p_.outer[k].ds;
+        D.jds = p_.jd.ds;
+        D.dsz = p_.esz;
+        D.fn = p_.code->fn;
+        return D;
+    }
+
+    void two_level(const char *src, char *dst) const {
+        alignas(64) float partial[partial_budget_floats];
+        const int64_t pstride = (p_.n_out + 15) / 16 * 16;
+        const int nch = p_.nchunks;
+        const int sp = p_.split;
+        const red_ranges full = full_ranges(p_);
+        const int64_t sn = full.hi[sp];
+        const int64_t align = sp == p_.nextra + 1 ? 64 : 1;
+        pool_.parallel_for(nch, [&](int64_t c) {
+            red_ranges R = full;
+            R.lo[sp] = sn * c / nch / align * align;
+            R.hi[sp] = c + 1 == nch ? sn : sn * (c + 1) / nch / align * align;
+            dst_view D;
+            D.base = reinterpret_cast<char *>(partial + c * pstride);
+            D.dsz = D.jds = 4;
+            int64_t s = p_.jd.n * 4;
+            for (int k = p_.nouter - 1; k >= 0; --k) {
+                D.ods[k] = s;
+                s *= p_.outer[k].n;
+            }
+            D.fn = p_.code_partial->fn;
+            run_range(p_, src, D, 0, p_.n_out, R);
+        });
+        // Combine in flat output order: outer dims then jd.
+        loop_dim dims[max_dims + 1];
+        int nd = 0;
+        for (int k = 0; k < p_.nouter; ++k) dims[nd++] = p_.outer[k];
+        dims[nd++] = p_.jd;
+        odometer od(dims, nd, 0);
+        for (int64_t o = 0; o < p_.n_out; ++o, od.next()) {
+            float v = partial[o];
+            for (int c = 1; c < nch; ++c) v = scalar::nanmax(v, partial[c * pstride + o]);
+            scalar::store(dst + od.doff, v, p_.dt);
+        }
+    }
+
+    void fill(char *dst) const {
+        const float ninf = -__builtin_inff();
+        odometer od(p_.kept, p_.nkept, 0);
+        for (int64_t o = 0; o < p_.n_out; ++o, od.next())
+            scalar::store(dst + od.doff, ninf, p_.dt);
+    }
+
+    void copy(const char *src, char *dst, int64_t b, int64_t e) const {
+        if (b >= e) return;
+        const int nk = p_.nkept;
+        const bool contiguous = nk > 0 && p_.kept[nk - 1].ss == p_.esz
+                && p_.kept[nk - 1].ds == p_.esz;
+        if (!contiguous) {
+            odometer od(p_.kept, nk, b);
+            for (int64_t o = b; o < e; ++o, od.next())
+                std::memcpy(dst + od.doff, src + od.soff, p_.esz);
+            return;
+        }
+        const int64_t inner = p_.kept[nk - 1].n;
+        int64_t j = b % inner;
+        odometer od(p_.kept, nk - 1, b / inner);
+        while (b < e) {
+            const int64_t cnt = std::min(inner - j, e - b);
+            std::memcpy(dst + od.doff + j * p_.esz, src + od.soff + j * p_.esz,
+                    cnt * p_.esz);
+            b += cnt;
+            j = 0;
+            od.next();
+        }
+    }
+
+    void strided(const char *src, char *dst, int64_t b, int64_t e) const {
+        if (b >= e) return;
+        int64_t total = 1;
+        for (int k = 0; k < p_.nred; ++k) total *= p_.red[k].n;
+        odometer od(p_.kept, p_.nkept, b);
+        for (int64_t o = b; o < e; ++o, od.next()) {
+            float v = -__builtin_inff();
+            odometer r(p_.red, p_.nred, 0);
+            for (int64_t i = 0; i < total; ++i, r.next())
+                v = scalar::nanmax(v, scalar::load(src + od.soff + r.soff, p_.dt));
+            scalar::store(dst + od.doff, v, p_.dt);
+        }
+    }
+
+    plan p_;
+    const thread_pool &pool_;
+};
+
+} // namespace
+
+kernel_ptr make_reduce_max(const reduce_problem &p, const thread_pool &pool,
+        std::string *why_not) {
+    plan P;
+    if (!make_plan(p, max_isa(), pool.size(), &P, why_not)) return nullptr;
+    return std::make_shared<reduce_kernel>(std::move(P), pool);
+}
+
+} // namespace crest::impl::jit

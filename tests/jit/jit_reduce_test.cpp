@@ -1,0 +1,211 @@
+// Sweeps of the JIT ReduceMax kernels against the ref oracle, on every ISA
+// this machine can run and every dtype: sizes around the vector width and
+// tails, rows x columns, every axes subset of small 4-D shapes under
+// permuted and padded layouts, NaN in every position class, ±inf, ties,
+// zero-size dims, rank 0 to 12, empty mask.
+#include "tests/jit/jit_test_util.hpp"
+
+namespace crest::impl::jit::test {
+namespace {
+
+struct param {
+    const char *isa;
+    data_type dt;
+};
+
+std::vector<param> all_params() {
+    std::vector<param> r;
+    for (const char *isa : runnable_isas())
+        for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
+            r.push_back({isa, dt});
+    return r;
+}
+
+class JitReduce : public ::testing::TestWithParam<param> {
+protected:
+    void SetUp() override { set_max_isa_for_testing(GetParam().isa); }
+    void TearDown() override { set_max_isa_for_testing(nullptr); }
+    data_type dt() const { return GetParam().dt; }
+    std::string run(const reduce_problem &p, const planting &pl = {}) {
+        const std::string name = check(p, pl, pool2(), seed_++);
+        EXPECT_NE(name.find(GetParam().isa), std::string::npos) << name;
+        return name;
+    }
+    uint32_t seed_ = 1;
+};
+
+std::vector<int64_t> sweep_sizes() {
+    std::vector<int64_t> s;
+    for (int64_t n = 1; n <= 70; ++n) s.push_back(n);
+    for (int64_t n : {127, 128, 129, 255, 256, 257, 1000, 2047, 2048, 2049, 4099})
+        s.push_back(n);
+    return s;
+}
+
+TEST_P(JitReduce, InnerSweep) {
+    for (int64_t n : sweep_sizes()) {
+        const std::string name = run(make_problem(dt(), {n}, 1));
+        if (n > 1) {
+            EXPECT_NE(name.find("reduce_inner"), std::string::npos) << name;
+        }
+        run(make_problem(dt(), {3, n}, 2));
+        run(make_problem(dt(), {5, n}, 3));  // rows of rows
+    }
+}
+
+TEST_P(JitReduce, VerticalSweep) {
+    for (int64_t m : sweep_sizes()) {
+        for (int64_t rows : {1, 2, 3, 4, 5, 8, 9}) {
+            const std::string name = run(make_problem(dt(), {rows, m}, 1));
+            if (rows > 1 && m > 1) {
+                EXPECT_TRUE(name.find("vertical") != std::string::npos
+                        || name.find("reduce_all") != std::string::npos) << name;
+            }
+        }
+    }
+}
+
+TEST_P(JitReduce, RowsByColumns) {
+    const dims_t shapes[] = {{300, 700}, {1000, 1000}, {7, 100000}, {100000, 7},
+            {2, 3, 50000}, {4099, 33}, {33, 4099}, {65, 4096 + 17}};
+    for (const auto &d : shapes)
+        for (uint32_t mask = 1; mask < (1u << d.size()); ++mask) run(make_problem(dt(), d, mask));
+}
+
+TEST_P(JitReduce, TwoLevel) {
+    EXPECT_NE(run(make_problem(dt(), {1 << 20}, 1)).find("reduce_all"), std::string::npos);
+    run(make_problem(dt(), {3, 1 << 18}, 3));
+    run(make_problem(dt(), {200001, 3}, 1));   // few columns, many rows
+    run(make_problem(dt(), {5, 40000, 4}, 5));  // extra reduced dim split
+    run(make_problem(dt(), {2, 70001}, 2));     // two outputs
+}
+
+TEST_P(JitReduce, AxesSubsetsAndLayouts) {
+    const dims_t shapes[] = {{3, 4, 5, 6}, {2, 1, 7, 33}, {2, 17, 3, 19}};
+    for (const auto &d : shapes) {
+        const std::vector<dims_t> layouts = {
+                dense(d),
+                permuted(d, {0, 2, 3, 1}),           // channels-last
+                permuted(d, {3, 2, 1, 0}),           // transposed
+                permuted(d, {1, 0, 3, 2}),
+                permuted(d, {0, 1, 2, 3}, {0, 1, 2, 3}),  // padded
+                permuted(d, {0, 2, 3, 1}, {1, 0, 2, 5}),
+        };
+        for (const auto &ss : layouts)
+            for (uint32_t mask = 0; mask < 16; ++mask) {
+                run(make_problem(dt(), d, mask, ss));
+                // dst in another layout than src
+                dims_t kd = d;
+                for (int i = 0; i < 4; ++i)
+                    if ((mask >> i) & 1u) kd[i] = 1;
+                dims_t ds = permuted(kd, {0, 2, 3, 1});
+                for (int i = 0; i < 4; ++i)
+                    if ((mask >> i) & 1u) ds[i] = 0;
+                run(make_problem(dt(), d, mask, ss, ds));
+            }
+    }
+}
+
+TEST_P(JitReduce, StridedElements) {
+    // Every src stride doubled: no contiguous group at all.
+    const dims_t d = {4, 9, 37};
+    dims_t ss = dense(d);
+    for (auto &s : ss) s *= 2;
+    for (uint32_t mask = 0; mask < 8; ++mask) run(make_problem(dt(), d, mask, ss));
+    // Broadcast src (stride 0) on a reduced and on a kept dim.
+    run(make_problem(dt(), {5, 40}, 1, {0, 1}));
+    run(make_problem(dt(), {5, 40}, 2, {0, 1}));
+}
+
+TEST_P(JitReduce, NaNPositions) {
+    const int vl = std::string(GetParam().isa) == "avx2" ? 8 : 16;
+    for (int64_t n : {int64_t(1), int64_t(vl - 1), int64_t(vl), int64_t(8 * vl * 2 + 5),
+                 int64_t(37), int64_t(300)}) {
+        std::vector<size_t> pos = {0, size_t(n - 1), size_t(n / 2)};
+        for (int a = 0; a < 8; ++a) {
+            pos.push_back(size_t(a * vl) % n);
+            pos.push_back(size_t(a * vl + vl - 1) % n);
+        }
+        for (size_t at : pos) {
+            run(make_problem(dt(), {n}, 1), {{at}, false});
+            // Vertical: NaN in row r, column at.
+            for (int64_t rows : {1, 2, 5}) {
+                for (int64_t r = 0; r < rows; ++r)
+                    run(make_problem(dt(), {rows, n}, 1), {{size_t(r * n) + at}, false});
+            }
+            // Inner with rows: NaN in the last row only.
+            run(make_problem(dt(), {4, n}, 3), {{size_t(3 * n) + at}, false});
+        }
+    }
+    // NaN first then larger values, and NaN last after larger values.
+    run(make_problem(dt(), {1000}, 1), {{0, 999}, false});
+    run(make_problem(dt(), {1 << 20}, 1), {{(1 << 20) - 1}, false});
+    run(make_problem(dt(), {1 << 20}, 1), {{0}, false});
+    run(make_problem(dt(), {100000, 7}, 1), {{3, 700000 - 1}, false});
+}
+
+TEST_P(JitReduce, TiesAndInfinities) {
+    for (int64_t n : {5, 16, 33, 100, 1000})
+        for (uint32_t mask : {1u, 2u, 3u}) run(make_problem(dt(), {7, n}, mask), {{}, true});
+    // All -inf, and +inf somewhere.
+    const reduce_problem p = make_problem(dt(), {3, 45}, 2);
+    std::string why;
+    for (int isa_pass = 0; isa_pass < 1; ++isa_pass) {
+        kernel_ptr k = make_reduce_max(p, pool2(), &why);
+        ASSERT_TRUE(k);
+        guarded src(3 * 45 * esize(dt())), got(3 * esize(dt())), want(3 * esize(dt()));
+        for (size_t i = 0; i < 135; ++i) put(src.data(), i, dt(), inf_bits(dt(), true));
+        put(src.data(), 45 + 44, dt(), inf_bits(dt(), false));
+        put(src.data(), 90 + 0, dt(), inf_bits(dt(), false));
+        const void *in[] = {src.data()};
+        void *out[] = {got.data()};
+        k->execute(in, out);
+        ref::reduce_max(p, src.data(), want.data());
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), 3 * esize(dt())));
+        EXPECT_EQ(get(got.data(), 0, dt()), inf_bits(dt(), true));
+        EXPECT_EQ(get(got.data(), 1, dt()), inf_bits(dt(), false));
+        EXPECT_TRUE(got.guards_ok());
+    }
+}
+
+TEST_P(JitReduce, ZeroSizeAndRanks) {
+    run(make_problem(dt(), {4, 0, 3}, 2));  // reduced 0: -inf
+    run(make_problem(dt(), {4, 0, 3}, 1));  // kept 0: nothing written
+    run(make_problem(dt(), {0}, 1));
+    run(make_problem(dt(), {0}, 0));
+    run(make_problem(dt(), {}, 0));  // rank 0
+    run(make_problem(dt(), {1, 1, 1}, 7));
+    run(make_problem(dt(), {5, 1, 7}, 0));  // empty mask: copy
+    run(make_problem(dt(), {300, 700}, 0));
+    run(make_problem(dt(), {30, 70}, 0, permuted({30, 70}, {1, 0})));
+    const dims_t d12 = {2, 3, 1, 2, 2, 3, 1, 2, 3, 2, 1, 5};
+    for (uint32_t mask : {0u, 1u, 0x800u, 0xfffu, 0x555u, 0xaaau, 0x0f0u})
+        run(make_problem(dt(), d12, mask));
+    dims_t ss = permuted(d12, {11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+    for (uint32_t mask : {1u, 0x800u, 0x555u}) run(make_problem(dt(), d12, mask, ss));
+}
+
+INSTANTIATE_TEST_SUITE_P(All, JitReduce, ::testing::ValuesIn(all_params()),
+        [](const ::testing::TestParamInfo<param> &i) {
+            const char *d = i.param.dt == data_type::f32 ? "f32"
+                    : i.param.dt == data_type::bf16 ? "bf16" : "f16";
+            return std::string(i.param.isa) + "_" + d;
+        });
+
+TEST(JitIsa, CapByEnvironment) {
+    set_max_isa_for_testing(nullptr);
+    setenv("CREST_MAX_CPU_ISA", "none", 1);
+    std::string why;
+    EXPECT_FALSE(make_reduce_max(make_problem(data_type::f32, {8}, 1), pool2(), &why));
+    EXPECT_FALSE(why.empty());
+    EXPECT_STREQ(max_isa_name(), "none");
+    if (cpu_isa() >= isa_t::avx2) {
+        setenv("CREST_MAX_CPU_ISA", "avx2", 1);
+        EXPECT_STREQ(max_isa_name(), "avx2");
+    }
+    unsetenv("CREST_MAX_CPU_ISA");
+    EXPECT_STREQ(max_isa_name(), isa_name(cpu_isa()));
+}
+
+} // namespace
+} // namespace crest::impl::jit::test
