@@ -235,7 +235,7 @@ without --expect-error; 1 otherwise; 2 for a bad command line.
 Comparison (mode C): ReduceMax, Maximum, ArgMax (and partitions of only
 these ops) bit-exact, NaN equals NaN, -0 equals +0; partitions with other
 post-ops within a relative tolerance per data type (f32 1e-6, 4e-6 for
-transcendental ops; bf16 2^-8; f16 2^-10).
+transcendental ops; bf16 2^-7; f16 2^-10).
 Mode P: median of >= 20 runs and >= 0.3 s after warm-up; bytes = inputs read
 + outputs written; roofline = AVX-512 (or AVX2) max over a buffer of as many
 bytes on as many threads; onednn = the same ReduceMax as a direct oneDNN
