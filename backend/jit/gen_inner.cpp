@@ -32,15 +32,17 @@ private:
     Xmm acc(int i) const { return vmm(i); }
     Xmm x(int i) const { return vmm(nacc() + i); }
     Xmm tmp(int i) const { return vmm(2 * nacc() + (i % 2)); }
+    Xmm neg_inf() const { return vmm(2 * nacc() + 2); }
 
     void generate() override {
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
+        bcast_neg_inf(neg_inf());
         Label l_out;
         L(l_out);
         {
-            for (int i = 0; i < nacc(); ++i) bcast_neg_inf(acc(i));
+            for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), neg_inf());
             mov(reg_row, reg_src);
             mov(reg_rows, ARG(rows));
             Label l_row;

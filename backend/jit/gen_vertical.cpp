@@ -1,5 +1,5 @@
 // `vertical` family: the kept group is innermost and contiguous, the reduced
-// rows lie outside it. Columns go in tiles of vertical_tile_cols; the dst
+// rows lie outside it. Columns go in tiles of vertical_tile_cols(cfg_); the dst
 // tile is the accumulator (exact in any dtype, the max being an input) and
 // stays in L1 while four rows at a time stream through, so every src read
 // is a long sequential run.
@@ -56,13 +56,13 @@ private:
             Label l_tile;
             L(l_tile);
             {
-                mov(reg_tcols, vertical_tile_cols);
+                mov(reg_tcols, vertical_tile_cols(cfg_));
                 cmp(reg_left, reg_tcols);
                 cmovl(reg_tcols, reg_left);
                 tile();
-                add(reg_tsrc, vertical_tile_cols * ssz());
-                add(reg_tdst, vertical_tile_cols * dsz());
-                sub(reg_left, vertical_tile_cols);
+                add(reg_tsrc, vertical_tile_cols(cfg_) * ssz());
+                add(reg_tdst, vertical_tile_cols(cfg_) * dsz());
+                sub(reg_left, vertical_tile_cols(cfg_));
                 jg(l_tile, T_NEAR);
             }
             add(reg_src, ARG(outer_src_stride));

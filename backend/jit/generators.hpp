@@ -1,6 +1,7 @@
 // Entry points of the generator families (one .cpp each).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include <xbyak/xbyak.h>
@@ -15,7 +16,12 @@ jit_fn generate_inner(const kernel_config &cfg,
 jit_fn generate_vertical(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder);
 
-// Columns of one vertical tile: the dst tile stays in L1 while rows stream.
-constexpr int vertical_tile_cols = 2048;
+// Columns of one vertical tile: 16 KiB of each src row (long sequential
+// runs for the prefetcher) while the dst tile, at most 16 KiB, stays in L1.
+constexpr int vertical_tile_bytes = 16 * 1024;
+inline int vertical_tile_cols(const kernel_config &cfg) {
+    const size_t w = std::max(dt_size(cfg.src_dt), dt_size(cfg.dst_dt));
+    return static_cast<int>(vertical_tile_bytes / w);
+}
 
 } // namespace crest::impl::jit

@@ -105,7 +105,28 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     // Sort the remaining dims into kernel-side and C++-side loops. The
     // innermost kept dim (inner) / innermost reduced dim (vertical) goes to
     // the kernel with the contiguous group.
-    const int nd = static_cast<int>(c.dims.size()) - 1;
+    int nd = static_cast<int>(c.dims.size()) - 1;
+    if (P.kind == plan_kind::vertical) {
+        // Grow the column group over kept dims that continue the
+        // contiguous src run; their dst strides are then scattered to.
+        P.jd = to_bytes(last, P.esz);
+        P.jsub[0] = P.jd;
+        int64_t run = last.n;
+        int first = nd;
+        while (first > 0 && !c.dims[first - 1].reduced && c.dims[first - 1].ss == run) {
+            --first;
+            run *= c.dims[first].n;
+        }
+        if (first < nd) {
+            P.njsub = 0;
+            for (int i = first; i <= nd; ++i) P.jsub[P.njsub++] = to_bytes(c.dims[i], P.esz);
+            P.jd = {run, P.esz, 0};
+            nd = first;
+        }
+    }
+    // Sort the remaining dims into kernel-side and C++-side loops. The
+    // innermost kept dim (inner) / innermost reduced dim (vertical) goes to
+    // the kernel with the contiguous group.
     int jd_at = -1, rows_at = -1;
     for (int i = nd - 1; i >= 0; --i) {
         if (!c.dims[i].reduced && jd_at < 0 && P.kind == plan_kind::inner) jd_at = i;
@@ -114,8 +135,6 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (P.kind == plan_kind::inner) {
         P.n = last.n;
         if (jd_at >= 0) P.jd = to_bytes(c.dims[jd_at], P.esz);
-    } else {
-        P.jd = to_bytes(last, P.esz);
     }
     if (rows_at >= 0) P.rows = to_bytes(c.dims[rows_at], P.esz);
     for (int i = 0; i < nd; ++i) {
@@ -144,7 +163,17 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     cfg.isa = isa;
     cfg.family = P.kind == plan_kind::inner ? family_t::inner : family_t::vert_tile;
     cfg.src_dt = cfg.dst_dt = P.dt;
-    cfg.unroll = P.kind == plan_kind::inner ? (isa == isa_t::avx512_core ? 8 : 4) : 1;
+    if (P.kind == plan_kind::inner) {
+        // Enough accumulators to hide latency, few enough that folding them
+        // stays cheap next to a short row.
+        const int vl = isa == isa_t::avx512_core ? 16 : 8;
+        const int max_unroll = isa == isa_t::avx512_core ? 8 : 4;
+        const int64_t vecs = P.n / vl;
+        cfg.unroll = 2;
+        while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
+    } else {
+        cfg.unroll = 1;
+    }
     P.code = get_code(cfg);
     if (P.two_level) {
         cfg.dst_dt = data_type::f32;

@@ -48,6 +48,11 @@ struct plan {
     int nouter = 0;
     loop_dim outer[max_dims];
     loop_dim jd;
+    // vertical: jd may group several kept dims that are one contiguous run
+    // in src but not in dst (e.g. a transposed output); jsub lists them
+    // (outer to inner) so the columns can be scattered. njsub == 1: jd only.
+    int njsub = 1;
+    loop_dim jsub[max_dims];
     int nextra = 0;
     loop_dim extra[max_dims];
     loop_dim rows;

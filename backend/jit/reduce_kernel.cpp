@@ -27,6 +27,7 @@ struct dst_view {
     char *base;
     int64_t ods[max_dims];  // per outer dim, bytes
     int64_t jds;            // along jd, bytes
+    bool sub;               // scatter along P.jsub instead of jds
     int64_t dsz;
     jit_fn fn;
 };
@@ -78,52 +79,11 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
     }
 }
 
-// Outputs [b, e) in the flat order (outer dims, then jd).
-void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
-        int64_t e, const red_ranges &R) {
-    if (b >= e) return;
-    int64_t idx[max_dims];
-    int64_t j = b % P.jd.n, o = b / P.jd.n;
-    for (int k = P.nouter - 1; k >= 0; --k) {
-        idx[k] = o % P.outer[k].n;
-        o /= P.outer[k].n;
-    }
-    const bool scatter = P.kind == plan_kind::vertical && D.jds != D.dsz;
-    while (b < e) {
-        const int64_t cnt = std::min(P.jd.n - j, e - b);
-        const char *s = src + j * P.jd.ss;
-        char *d = D.base + j * D.jds;
-        for (int k = 0; k < P.nouter; ++k) {
-            s += idx[k] * P.outer[k].ss;
-            d += idx[k] * D.ods[k];
-        }
-        if (!scatter) {
-            run_reduction(P, D.fn, s, d, cnt, D.jds, R);
-        } else {
-            // The vertical kernel writes contiguous columns: go through a
-            // small buffer and scatter along the dst stride.
-            alignas(64) char buf[vertical_tile_cols * 4];
-            for (int64_t c0 = 0; c0 < cnt; c0 += vertical_tile_cols) {
-                const int64_t c = std::min<int64_t>(cnt - c0, vertical_tile_cols);
-                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R);
-                for (int64_t i = 0; i < c; ++i)
-                    std::memcpy(d + (c0 + i) * D.jds, buf + i * D.dsz, D.dsz);
-            }
-        }
-        b += cnt;
-        j = 0;
-        for (int k = P.nouter - 1; k >= 0; --k) {
-            if (++idx[k] < P.outer[k].n) break;
-            idx[k] = 0;
-        }
-    }
-}
-
 // Offsets of flat output o over `kept` dims (outer to inner).
 struct odometer {
     const loop_dim *dims;
     int nd;
-    int64_t idx[max_dims];
+    int64_t idx[2 * max_dims];
     int64_t soff = 0, doff = 0;
     odometer(const loop_dim *d, int n, int64_t flat) : dims(d), nd(n) {
         for (int k = nd - 1; k >= 0; --k) {
@@ -144,6 +104,54 @@ struct odometer {
         }
     }
 };
+
+// Outputs [b, e) in the flat order (outer dims, then jd).
+void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
+        int64_t e, const red_ranges &R) {
+    if (b >= e) return;
+    int64_t idx[max_dims];
+    int64_t j = b % P.jd.n, o = b / P.jd.n;
+    for (int k = P.nouter - 1; k >= 0; --k) {
+        idx[k] = o % P.outer[k].n;
+        o /= P.outer[k].n;
+    }
+    const bool scatter = D.sub || (P.kind == plan_kind::vertical && D.jds != D.dsz);
+    while (b < e) {
+        const int64_t cnt = std::min(P.jd.n - j, e - b);
+        const char *s = src + j * P.jd.ss;
+        char *d = D.base + (D.sub ? 0 : j * D.jds);
+        for (int k = 0; k < P.nouter; ++k) {
+            s += idx[k] * P.outer[k].ss;
+            d += idx[k] * D.ods[k];
+        }
+        if (!scatter) {
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R);
+        } else {
+            // The vertical kernel writes contiguous columns: go through a
+            // small buffer and scatter along the dst stride.
+            alignas(64) char buf[vertical_tile_bytes];
+            const int64_t tile = vertical_tile_bytes / D.dsz;
+            for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
+                const int64_t c = std::min<int64_t>(cnt - c0, tile);
+                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R);
+                if (D.sub) {
+                    odometer js(P.jsub, P.njsub, j + c0);
+                    for (int64_t i = 0; i < c; ++i, js.next())
+                        std::memcpy(d + js.doff, buf + i * D.dsz, D.dsz);
+                } else {
+                    for (int64_t i = 0; i < c; ++i)
+                        std::memcpy(d + (c0 + i) * D.jds, buf + i * D.dsz, D.dsz);
+                }
+            }
+        }
+        b += cnt;
+        j = 0;
+        for (int k = P.nouter - 1; k >= 0; --k) {
+            if (++idx[k] < P.outer[k].n) break;
+            idx[k] = 0;
+        }
+    }
+}
 
 class reduce_kernel : public kernel {
 public:
@@ -186,6 +194,7 @@ private:
         D.base = dst;
         for (int k = 0; k < p_.nouter; ++k) D.ods[k] = p_.outer[k].ds;
         D.jds = p_.jd.ds;
+        D.sub = p_.njsub > 1;
         D.dsz = p_.esz;
         D.fn = p_.code->fn;
         return D;
@@ -206,6 +215,7 @@ private:
             dst_view D;
             D.base = reinterpret_cast<char *>(partial + c * pstride);
             D.dsz = D.jds = 4;
+            D.sub = false;
             int64_t s = p_.jd.n * 4;
             for (int k = p_.nouter - 1; k >= 0; --k) {
                 D.ods[k] = s;
@@ -215,10 +225,13 @@ private:
             run_range(p_, src, D, 0, p_.n_out, R);
         });
         // Combine in flat output order: outer dims then jd.
-        loop_dim dims[max_dims + 1];
+        loop_dim dims[2 * max_dims];
         int nd = 0;
         for (int k = 0; k < p_.nouter; ++k) dims[nd++] = p_.outer[k];
-        dims[nd++] = p_.jd;
+        if (p_.njsub > 1)
+            for (int k = 0; k < p_.njsub; ++k) dims[nd++] = p_.jsub[k];
+        else
+            dims[nd++] = p_.jd;
         odometer od(dims, nd, 0);
         for (int64_t o = 0; o < p_.n_out; ++o, od.next()) {
             float v = partial[o];

@@ -78,6 +78,13 @@ TEST_P(JitReduce, TwoLevel) {
     run(make_problem(dt(), {200001, 3}, 1));   // few columns, many rows
     run(make_problem(dt(), {5, 40000, 4}, 5));  // extra reduced dim split
     run(make_problem(dt(), {2, 70001}, 2));     // two outputs
+    // Columns contiguous in src, scattered in dst (transposed output), with
+    // a two-level and with a column split.
+    for (const dims_t &d : {dims_t {64, 32, 40}, dims_t {4, 64, 200}}) {
+        dims_t ds = permuted({1, d[1], d[2]}, {0, 2, 1});
+        ds[0] = 0;
+        run(make_problem(dt(), d, 1, {}, ds));
+    }
 }
 
 TEST_P(JitReduce, AxesSubsetsAndLayouts) {
