@@ -19,6 +19,7 @@ const char *isa_name(isa_t isa);
 enum class family_t : int {
     inner,     // reduce a contiguous row (and rows of rows) to one value
     vert_tile, // dst tile in L1 as accumulator, several rows at a time
+    vert_reg,  // few columns: the block in registers, walk down all rows
 };
 
 struct kernel_config {

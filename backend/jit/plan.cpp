@@ -162,6 +162,15 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     kernel_config cfg;
     cfg.isa = isa;
     cfg.family = P.kind == plan_kind::inner ? family_t::inner : family_t::vert_tile;
+    if (P.kind == plan_kind::vertical) {
+        const int vl = isa == isa_t::avx512_core ? 16 : 8;
+        const int max_vecs = isa == isa_t::avx512_core ? 16 : 8;
+        if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0)) {
+            cfg.family = family_t::vert_reg;
+            cfg.unroll = static_cast<int>((P.jd.n + vl - 1) / vl);
+            P.out_align = P.jd.n;  // the kernel takes whole column groups
+        }
+    }
     cfg.src_dt = cfg.dst_dt = P.dt;
     if (P.kind == plan_kind::inner) {
         // Enough accumulators to hide latency, few enough that folding them
@@ -171,7 +180,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         const int64_t vecs = P.n / vl;
         cfg.unroll = 2;
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
-    } else {
+    } else if (cfg.family != family_t::vert_reg) {
         cfg.unroll = 1;
     }
     P.code = get_code(cfg);

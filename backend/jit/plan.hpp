@@ -68,6 +68,7 @@ struct plan {
     int64_t src_bytes = 0;
 
     int nchunks = 1;
+    int64_t out_align = 32;  // output-split chunk bounds are multiples of it
     bool two_level = false;
     int split = 0;  // two-level: 0..nextra-1 extra dim, nextra rows, nextra+1 n
 

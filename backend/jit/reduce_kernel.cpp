@@ -173,7 +173,7 @@ public:
         if (p_.two_level) return two_level(src, dst);
         dst_view D = real_view(dst);
         const red_ranges R = full_ranges(p_);
-        chunked(p_.n_out, 32, [&](int64_t b, int64_t e) { run_range(p_, src, D, b, e, R); });
+        chunked(p_.n_out, p_.out_align, [&](int64_t b, int64_t e) { run_range(p_, src, D, b, e, R); });
     }
 
 private:
