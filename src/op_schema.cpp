@@ -37,54 +37,12 @@ std::string types_to_string(const std::vector<data_type> &ts) {
     return "{" + s + "}";
 }
 
-// Dims: known values non-negative, element count and byte span within int64.
 void check_tensor(const op::impl &o, const logical_tensor &t,
         const std::string &role) {
-    const auto &d = t.get_dims();
-    const std::string who = role + " (id " + std::to_string(t.get_id()) + ")";
-    if (t.get_ndims() > 12)
+    const auto problem = tensor_shape_problem(t);
+    if (!problem.empty())
         fail(status::invalid_shape, o,
-                who + " has rank " + std::to_string(t.get_ndims())
-                        + "; expected at most 12");
-    if (t.get_ndims() < logical_tensor::unknown_ndims)
-        fail(status::invalid_shape, o,
-                who + " has rank " + std::to_string(t.get_ndims())
-                        + "; expected -1 (unknown) or 0 to 12");
-    const auto limit = std::numeric_limits<int64_t>::max() / 16;
-    int64_t n = 1;
-    for (size_t i = 0; i < d.size(); ++i) {
-        if (d[i] < logical_tensor::unknown_dim)
-            fail(status::invalid_shape, o,
-                    who + " has dims " + dims_to_string(d) + ": dim " + std::to_string(i)
-                            + " = " + std::to_string(d[i])
-                            + " is negative; expected >= 0 (or -1 for unknown)");
-        if (d[i] > 0 && n > 0 && n > limit / d[i])
-            fail(status::invalid_shape, o,
-                    who + " has dims " + dims_to_string(d)
-                            + ": the element count overflows 64 bits");
-        if (d[i] >= 0) n *= d[i] > 0 ? d[i] : 1;
-    }
-    if (t.get_layout_type() != logical_tensor::layout_type::strided) return;
-    const auto &s = t.get_strides();
-    if (s.size() != d.size())
-        fail(status::invalid_shape, o,
-                who + " has " + std::to_string(d.size()) + " dims but "
-                        + std::to_string(s.size()) + " strides");
-    int64_t span = 1;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] < 0 && s[i] != logical_tensor::unknown_dim)
-            fail(status::invalid_shape, o,
-                    who + " has strides " + dims_to_string(s) + ": stride "
-                            + std::to_string(i) + " = " + std::to_string(s[i])
-                            + " is negative; expected >= 0");
-        if (d[i] > 1 && s[i] > 0) {
-            if (s[i] > limit / (d[i] - 1) || span > limit - s[i] * (d[i] - 1))
-                fail(status::invalid_shape, o,
-                        who + " has strides " + dims_to_string(s)
-                                + ": the memory span overflows 64 bits");
-            span += s[i] * (d[i] - 1);
-        }
-    }
+                role + " (id " + std::to_string(t.get_id()) + ") " + problem);
 }
 
 void check_port(const op::impl &o, const logical_tensor &t,
@@ -101,6 +59,45 @@ void check_port(const op::impl &o, const logical_tensor &t,
 }
 
 } // namespace
+
+std::string tensor_shape_problem(const logical_tensor &t) {
+    const auto &d = t.get_dims();
+    if (t.get_ndims() > 12)
+        return "has rank " + std::to_string(t.get_ndims()) + "; expected at most 12";
+    if (t.get_ndims() < logical_tensor::unknown_ndims)
+        return "has rank " + std::to_string(t.get_ndims())
+                + "; expected -1 (unknown) or 0 to 12";
+    const auto limit = std::numeric_limits<int64_t>::max() / 16;
+    int64_t n = 1;
+    for (size_t i = 0; i < d.size(); ++i) {
+        if (d[i] < logical_tensor::unknown_dim)
+            return "has dims " + dims_to_string(d) + ": dim " + std::to_string(i)
+                    + " = " + std::to_string(d[i])
+                    + " is negative; expected >= 0 (or -1 for unknown)";
+        if (d[i] > 0 && n > limit / d[i])
+            return "has dims " + dims_to_string(d)
+                    + ": the element count overflows 64 bits";
+        if (d[i] > 0) n *= d[i];
+    }
+    if (t.get_layout_type() != logical_tensor::layout_type::strided) return "";
+    const auto &s = t.get_strides();
+    if (s.size() != d.size())
+        return "has " + std::to_string(d.size()) + " dims but "
+                + std::to_string(s.size()) + " strides";
+    int64_t span = 1;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] < 0 && s[i] != logical_tensor::unknown_dim)
+            return "has strides " + dims_to_string(s) + ": stride " + std::to_string(i)
+                    + " = " + std::to_string(s[i]) + " is negative; expected >= 0";
+        if (d[i] > 1 && s[i] > 0) {
+            if (s[i] > limit / (d[i] - 1) || span > limit - s[i] * (d[i] - 1))
+                return "has strides " + dims_to_string(s)
+                        + ": the memory span overflows 64 bits";
+            span += s[i] * (d[i] - 1);
+        }
+    }
+    return "";
+}
 
 op_schema &op_schema::input(
         const std::string &n, std::vector<data_type> t, bool is_optional) {

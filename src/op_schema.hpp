@@ -78,6 +78,12 @@ const op_schema *find_op_schema(op::kind k);
 // crest::error naming the op.
 void validate_op(op::impl &o);
 
+// Empty when t's rank, dims and strides are sane (known dims >= 0, element
+// count and byte span within 63 bits, strides >= 0); else what is wrong,
+// e.g. "has dims [2,-3]: dim 1 = -3 is negative; ...". Used at add_op and
+// at compile, so both give the same answer.
+std::string tensor_shape_problem(const logical_tensor &t);
+
 // Attribute access after validate_op (defaults filled in).
 const attribute_value *find_attr(const op::impl &o, const std::string &n);
 int64_t attr_s64(const op::impl &o, const std::string &n);

@@ -66,6 +66,8 @@ std::vector<logical_tensor> match_ports(const partition::impl &p,
 void check_compile_input(const partition::impl &p, const logical_tensor &t,
         const logical_tensor &port) {
     const std::string who = "input id " + std::to_string(t.get_id());
+    const auto problem = ci::tensor_shape_problem(t);
+    if (!problem.empty()) part_error(status::invalid_shape, p, who + " " + problem);
     if (!t.has_known_shape())
         part_error(status::invalid_shape, p, who + " has an unknown shape at compile");
     if (t.get_layout_type() != logical_tensor::layout_type::strided)
@@ -76,7 +78,7 @@ void check_compile_input(const partition::impl &p, const logical_tensor &t,
         if (s < 0)
             part_error(status::invalid_shape, p,
                     who + " has strides " + ci::dims_to_string(t.get_strides())
-                            + "; expected non-negative strides");
+                            + "; expected known, non-negative strides");
     if (port.get_ndims() >= 0) {
         bool ok = port.get_ndims() == t.get_ndims();
         for (size_t i = 0; ok && i < t.get_dims().size(); ++i)
