@@ -67,6 +67,13 @@ extern "C" void on_fatal_signal(int sig) {
 
 extern "C" void on_sanitizer_death() { print_current("sanitizer error"); }
 
+// GCC's UBSan runtime is separate from ASan's and ignores the death
+// callback: make it abort (UBSAN_OPTIONS still wins), so the SIGABRT
+// handler prints the case.
+extern "C" const char *__ubsan_default_options() {
+    return "abort_on_error=1:print_stacktrace=1";
+}
+
 // Provided by the sanitizer runtimes; null without them.
 extern "C" void __sanitizer_set_death_callback(void (*)(void)) __attribute__((weak));
 
@@ -74,9 +81,14 @@ void install_handlers() {
     static bool done = false;
     if (done) return;
     done = true;
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM})
-        std::signal(sig, on_fatal_signal);
-    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_sanitizer_death);
+    std::signal(SIGABRT, on_fatal_signal);
+    std::signal(SIGALRM, on_fatal_signal);
+    if (__sanitizer_set_death_callback) {
+        // ASan reports crashes itself, then calls us.
+        __sanitizer_set_death_callback(on_sanitizer_death);
+    } else {
+        for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_fatal_signal);
+    }
 }
 
 // ---- the pipeline ----
