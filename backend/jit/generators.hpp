@@ -16,9 +16,10 @@ jit_fn generate_inner(const kernel_config &cfg,
 jit_fn generate_vertical(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder);
 
-// Columns of one vertical tile: 16 KiB of each src row (long sequential
-// runs for the prefetcher) while the dst tile, at most 16 KiB, stays in L1.
-constexpr int vertical_tile_bytes = 16 * 1024;
+// Columns of one vertical tile: up to 64 KiB of each src row, long
+// sequential runs for the prefetchers (16 KiB measured 15-30% slower on
+// outer-axis cases), while the dst tile, at most 64 KiB, stays in L2.
+constexpr int vertical_tile_bytes = 64 * 1024;
 inline int vertical_tile_cols(const kernel_config &cfg) {
     const size_t w = std::max(dt_size(cfg.src_dt), dt_size(cfg.dst_dt));
     return static_cast<int>(vertical_tile_bytes / w);

@@ -105,6 +105,34 @@ struct odometer {
     }
 };
 
+// Columns contiguous in src, scattered in dst (a transposed output): the
+// vertical kernel fills a buffer of this size, then runs along the
+// innermost sub-dim copy it out.
+constexpr int scatter_bytes = 16 * 1024;
+
+template <typename T>
+void scatter_run(char *d, int64_t ds, const char *buf, int64_t n) {
+    const T *b = reinterpret_cast<const T *>(buf);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * ds, b + i, sizeof(T));
+}
+
+void scatter_sub(const plan &P, char *d, const char *buf, int64_t dsz,
+        int64_t j0, int64_t cnt) {
+    const loop_dim &in = P.jsub[P.njsub - 1];
+    int64_t k = j0 % in.n;
+    odometer od(P.jsub, P.njsub - 1, j0 / in.n);
+    while (cnt > 0) {
+        const int64_t run = std::min(in.n - k, cnt);
+        char *to = d + od.doff + k * in.ds;
+        if (dsz == 4) scatter_run<uint32_t>(to, in.ds, buf, run);
+        else scatter_run<uint16_t>(to, in.ds, buf, run);
+        buf += run * dsz;
+        cnt -= run;
+        k = 0;
+        od.next();
+    }
+}
+
 // Outputs [b, e) in the flat order (outer dims, then jd).
 void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         int64_t e, const red_ranges &R) {
@@ -129,15 +157,13 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         } else {
             // The vertical kernel writes contiguous columns: go through a
             // small buffer and scatter along the dst stride.
-            alignas(64) char buf[vertical_tile_bytes];
-            const int64_t tile = vertical_tile_bytes / D.dsz;
+            alignas(64) char buf[scatter_bytes];
+            const int64_t tile = scatter_bytes / D.dsz;
             for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
                 run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R);
                 if (D.sub) {
-                    odometer js(P.jsub, P.njsub, j + c0);
-                    for (int64_t i = 0; i < c; ++i, js.next())
-                        std::memcpy(d + js.doff, buf + i * D.dsz, D.dsz);
+                    scatter_sub(P, d, buf, D.dsz, j + c0, c);
                 } else {
                     for (int64_t i = 0; i < c; ++i)
                         std::memcpy(d + (c0 + i) * D.jds, buf + i * D.dsz, D.dsz);
