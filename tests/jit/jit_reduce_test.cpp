@@ -136,7 +136,7 @@ TEST_P(JitReduce, NaNPositions) {
         for (size_t at : pos) {
             run(make_problem(dt(), {n}, 1), {{at}, false});
             // Vertical: NaN in row r, column at.
-            for (int64_t rows : {1, 2, 5}) {
+            for (int64_t rows : {1, 2, 5, 9}) {
                 for (int64_t r = 0; r < rows; ++r)
                     run(make_problem(dt(), {rows, n}, 1), {{size_t(r * n) + at}, false});
             }
