@@ -1,7 +1,7 @@
 // `vertical` family: the kept group is innermost and contiguous, the reduced
 // rows lie outside it. Columns go in tiles of vertical_tile_cols(cfg_); the dst
 // tile is the accumulator (exact in any dtype, the max being an input) and
-// stays in L1 while four rows at a time stream through, so every src read
+// stays in L1/L2 while 8 (AVX2: 4) rows at a time stream through, so every src read
 // is a long sequential run.
 #include "backend/jit/generators.hpp"
 #include "backend/jit/jit_generator.hpp"
