@@ -212,7 +212,8 @@ logical_tensor reader::read_tensor(const json &t, const std::string &path) const
     // crest extension: "ndims": -1 marks an unknown rank, which the format
     // cannot otherwise express (shape [] is rank 0).
     if (const json *n = optional(t, "ndims")) {
-        if (n->is_number_integer() && n->get<int64_t>() == lt::unknown_ndims) {
+        if (n->is_number_integer() && !n->is_number_unsigned()
+                && n->get<int64_t>() == lt::unknown_ndims) {
             lt result;
             core_call(path, [&] {
                 result = lt(id, dtype, lt::unknown_ndims, layout, property);

@@ -1,11 +1,12 @@
 // libFuzzer entry point for the JSON reader and the graph front end. Not part
-// of the default build. To build and run it (clang, from the repo root, after
-// building crest with clang and -DCREST_SANITIZE="address;undefined" into
-// build-fuzz):
+// of the default build. To build and run it from the repo root:
 //
-//   clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined \
-//       -Iinclude -I. tests/robustness/fuzz_json.cpp \
+//   CXX=clang++ cmake -S . -B build-fuzz -DCREST_SANITIZE="address;undefined"
+//   cmake --build build-fuzz -j2 --target crest
+//   clang++ -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined
+//       -Iinclude -I. tests/robustness/fuzz_json.cpp
 //       -Lbuild-fuzz -lcrest -Wl,-rpath,$PWD/build-fuzz -o fuzz_json
+//       (one command)
 //   ./fuzz_json -max_len=16384 -timeout=10 corpus/ benchdnn_inputs/graph/
 //
 // (benchdnn_inputs/graph or shared/cases make a good seed corpus.) Anything

@@ -6,6 +6,7 @@
 // Deterministic: case i uses seed kBaseSeed + i, with its own PRNG, so a
 // failure prints the seed and the mutated text and can be replayed with
 //   CREST_MUTATE_SEED=<seed> ./robustness_tests --gtest_filter=*Replay*
+// A longer soak: CREST_MUTATE_CASES=100000 CREST_MUTATE_FIRST=1.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -59,13 +60,15 @@ void print_current(const char *why) {
 }
 
 extern "C" void on_fatal_signal(int sig) {
-    print_current(sig == SIGALRM ? "hang (timeout)" : "fatal signal");
+    if (g_current.text) print_current(sig == SIGALRM ? "hang (timeout)" : "fatal signal");
     std::signal(sig, SIG_DFL);
     if (sig == SIGALRM) _exit(3);
     std::raise(sig);
 }
 
-extern "C" void on_sanitizer_death() { print_current("sanitizer error"); }
+extern "C" void on_sanitizer_death() {
+    if (g_current.text) print_current("sanitizer error");
+}
 
 // GCC's UBSan runtime is separate from ASan's and ignores the death
 // callback: make it abort (UBSAN_OPTIONS still wins), so the SIGABRT
@@ -167,6 +170,10 @@ std::string run_pipeline(const std::string &text, uint64_t seed, tally &t) {
         where = "done:ok";
     } catch (const error &e) {
         where = std::string(g_current.stage) + ":" + to_string(e.get_status());
+        // CREST_MUTATE_VERBOSE=1 lists every refusal, to review statuses and messages.
+        static const bool verbose = std::getenv("CREST_MUTATE_VERBOSE") != nullptr;
+        if (verbose) std::printf("seed %llu: %s: %s\n", static_cast<unsigned long long>(seed),
+                where.c_str(), e.what());
         // Every message says something.
         if (std::strlen(e.what()) == 0) where = fail("crest::error with an empty message");
     } catch (const std::exception &e) {
@@ -233,19 +240,25 @@ TEST(Robustness, GeneratedGraphsLoadAndCompile) {
 
 TEST(Robustness, ThousandsOfMutations) {
     const std::vector<json> docs = base_documents();
+    // CREST_MUTATE_CASES=<n> for a longer soak, CREST_MUTATE_FIRST=<seed> to move on.
+    const char *n_env = std::getenv("CREST_MUTATE_CASES");
+    const char *first_env = std::getenv("CREST_MUTATE_FIRST");
+    const int cases = n_env ? std::atoi(n_env) : kCases;
+    const uint64_t first = first_env ? std::strtoull(first_env, nullptr, 10) : kBaseSeed;
     tally t;
-    for (int i = 0; i < kCases; ++i) {
-        const uint64_t seed = kBaseSeed + static_cast<uint64_t>(i);
+    for (int i = 0; i < cases; ++i) {
+        const uint64_t seed = first + static_cast<uint64_t>(i);
         const std::string text = mutated_case(seed, docs);
         run_pipeline(text, seed, t);
     }
-    std::printf("mutations (%d):\n%s", kCases, report(t).c_str());
+    std::printf("mutations (%d from seed %llu):\n%s", cases,
+            static_cast<unsigned long long>(first), report(t).c_str());
     expect_no_failures(t);
     // The mix reaches every stage.
     int reached_compile = t.by_outcome["done:ok"];
     for (const auto &kv : t.by_outcome)
         if (kv.first.rfind("compile:", 0) == 0) reached_compile += kv.second;
-    EXPECT_GT(reached_compile, kCases / 20) << report(t);
+    EXPECT_GT(reached_compile, cases / 20) << report(t);
 }
 
 TEST(Robustness, Replay) {
