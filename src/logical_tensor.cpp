@@ -60,11 +60,10 @@ logical_tensor::dims dense_strides(const logical_tensor::dims &dims) {
     for (size_t i = dims.size(); i-- > 0;) {
         s[i] = acc < 0 ? logical_tensor::unknown_dim : acc;
         const auto d = dims[i];
-        if (d < 0 || acc < 0) {
-            acc = -1;
-        } else {
-            acc *= d > 0 ? d : 1;  // zero dims keep later strides meaningful
-        }
+        // Unknown dims, or a product past 63 bits, leave the outer strides
+        // unknown; add_op then refuses the dims with a clear message.
+        if (d < 0 || acc < 0 || __builtin_mul_overflow(acc, d > 0 ? d : 1, &acc))
+            acc = -1;  // zero dims keep later strides meaningful (d > 0 ? d : 1)
     }
     return s;
 }

@@ -141,3 +141,20 @@ TEST(AddOp, MaximumBroadcastsNumpyStyle) {
 
 } // namespace
 } // namespace crest_test
+
+namespace crest_test {
+namespace {
+
+TEST(LogicalTensor, DenseStridesThatOverflowBecomeUnknownAndAreRefused) {
+    const int64_t big = int64_t(1) << 40;
+    const logical_tensor t(0, dt::f32, logical_tensor::dims {big, big, big}, lt_layout::strided);
+    EXPECT_EQ(t.get_strides()[2], 1);
+    EXPECT_EQ(t.get_strides()[1], big);
+    EXPECT_EQ(t.get_strides()[0], logical_tensor::unknown_dim);
+    crest::graph g(crest::engine::kind::cpu);
+    expect_error([&] { g.add_op(reduce(0, t, unknown(1), {0})); },
+            crest::status::invalid_shape, {"overflows"});
+}
+
+} // namespace
+} // namespace crest_test
