@@ -20,5 +20,8 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$root/build-asan" -j"$jobs" \
 echo "== ThreadSanitizer (concurrency suites)"
 BUILD_DIR=$root/build-tsan BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" \
   -DCREST_SANITIZE=thread -DCREST_BUILD_BENCHMARKS=OFF
+# oneDNN's concurrency test is left out here: Debian's oneDNN runs on an
+# uninstrumented OpenMP runtime, which TSan cannot follow (it runs in the
+# Release and ASan stages).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$root/build-tsan" -j"$jobs" \
-  --output-on-failure -R 'oncurren|Concurren|Thread'
+  --output-on-failure -R 'oncurren|Concurren|Thread' -E 'Dnnl'
