@@ -24,4 +24,7 @@ BUILD_DIR=$root/build-tsan BUILD_TYPE=RelWithDebInfo "$root/scripts/build.sh" \
 # uninstrumented OpenMP runtime, which TSan cannot follow (it runs in the
 # Release and ASan stages).
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir "$root/build-tsan" -j"$jobs" \
-  --output-on-failure -R 'oncurren|Concurren|Thread' -E 'Dnnl'
+  --output-on-failure -R 'ConcurrentMakesShareTheCache'
+# Also left out for now: tests that run kernels through Debian's
+# uninstrumented libtbb (TSan reports its internal memset), and
+# JitThreads.SecondMakeIsACacheHit, which asserts a time.
