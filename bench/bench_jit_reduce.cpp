@@ -200,6 +200,21 @@ CASE(f16_1x1x4096x4096_a3, f16, {1, 1, 4096, 4096}, 0b1000, {});
 CASE(f16_all_64MiB, f16, {32 << 20}, 1, {});
 CASE(f16_nhwc_64x256x56x56_a1, f16, {64, 256, 56, 56}, 0b0010, {0, 2, 3, 1});
 
+// Cache-sized (1 to 4 MiB, in L3): what the kernels do when memory is not
+// the limit. With CREST_BENCH_THREADS=1 these show each kernel's compute ceiling.
+CASE(l3_f32_4x64x56x56_a3, f32, {4, 64, 56, 56}, 0b1000, {});
+CASE(l3_f32_4x64x56x56_a23, f32, {4, 64, 56, 56}, 0b1100, {});
+CASE(l3_f32_8x32x64x64_a0, f32, {8, 32, 64, 64}, 0b0001, {});
+CASE(l3_f32_1x1x1024x1024_a2, f32, {1, 1, 1024, 1024}, 0b0100, {});
+CASE(l3_f32_nhwc_4x64x56x56_a0, f32, {4, 64, 56, 56}, 0b0001, {0, 2, 3, 1});
+CASE(l3_bf16_4x64x56x56_a23, bf16, {4, 64, 56, 56}, 0b1100, {});
+CASE(l3_bf16_8x32x64x64_a0, bf16, {8, 32, 64, 64}, 0b0001, {});
+CASE(l3_bf16_1x1x1024x1024_a2, bf16, {1, 1, 1024, 1024}, 0b0100, {});
+CASE(l3_bf16_1x1x1024x1024_a3, bf16, {1, 1, 1024, 1024}, 0b1000, {});
+CASE(l3_f16_4x64x56x56_a23, f16, {4, 64, 56, 56}, 0b1100, {});
+CASE(l3_f16_8x32x64x64_a0, f16, {8, 32, 64, 64}, 0b0001, {});
+CASE(l3_f16_1x1x1024x1024_a2, f16, {1, 1, 1024, 1024}, 0b0100, {});
+
 } // namespace
 
 BENCHMARK_MAIN();

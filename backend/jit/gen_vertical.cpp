@@ -75,8 +75,9 @@ private:
         ret();
     }
 
-    // One tile: (row 0 copied unless accumulating), groups of 4 rows, then
-    // single rows.
+    // One tile: rows go in passes of group() rows (then 4, 2, 1 for the
+    // rest), each a single round trip through the dst tile. Unless
+    // accumulating, the first pass writes dst without reading it.
     void tile() {
         if (is512()) {
             // The tail mask is the same for every row of the tile.
@@ -87,34 +88,45 @@ private:
         }
         mov(reg_p0, reg_tsrc);
         mov(reg_rows, ARG(rows));
-        Label l_groups;
+        Label l_rest;
         cmp(ARG(accumulate), 0);
-        jne(l_groups, T_NEAR);
-        columns([&](mode m) { copy_body(m); }, false);
-        add(reg_p0, reg_rs);
-        dec(reg_rows);
-        L(l_groups);
-        Label l_group, l_single, l_done;
-        L(l_group);
+        jne(l_rest, T_NEAR);
         {
-            cmp(reg_rows, group());
-            jl(l_single, T_NEAR);
-            lea(reg_p1, ptr[reg_p0 + reg_rs * (group() / 2)]);
-            columns([&](mode m) { group_body(m); }, true);
-            lea(reg_p0, ptr[reg_p0 + reg_rs * group()]);
-            sub(reg_rows, group());
-            jmp(l_group, T_NEAR);
+            Label l_fresh_done;
+            for (int g = group(); g >= 1; g /= 2) {
+                Label l_smaller;
+                cmp(reg_rows, g);
+                jl(l_smaller, T_NEAR);
+                pass(g, true);
+                jmp(l_fresh_done, T_NEAR);
+                L(l_smaller);
+            }
+            L(l_fresh_done);
         }
-        L(l_single);
-        {
-            test(reg_rows, reg_rows);
-            jz(l_done, T_NEAR);
-            columns([&](mode m) { single_body(m); }, false);
-            add(reg_p0, reg_rs);
-            dec(reg_rows);
-            jmp(l_single, T_NEAR);
+        L(l_rest);
+        Label l_full_groups, l_tail_groups;
+        L(l_full_groups);
+        cmp(reg_rows, group());
+        jl(l_tail_groups, T_NEAR);
+        pass(group(), false);
+        jmp(l_full_groups, T_NEAR);
+        L(l_tail_groups);
+        for (int g = group() / 2; g >= 1; g /= 2) {
+            Label l_smaller;
+            cmp(reg_rows, g);
+            jl(l_smaller, T_NEAR);
+            pass(g, false);
+            L(l_smaller);
         }
-        L(l_done);
+    }
+
+    // g rows from reg_p0 over the whole tile, then reg_p0 moves past them.
+    void pass(int g, bool fresh) {
+        const bool with_p1 = g > half();
+        if (with_p1) lea(reg_p1, ptr[reg_p0 + reg_rs * half()]);
+        columns([&](mode m) { group_body(m, g, fresh); }, with_p1);
+        lea(reg_p0, ptr[reg_p0 + reg_rs * g]);
+        sub(reg_rows, g);
     }
 
     // Walks the columns of the tile from the row pointers reg_p0 (and
@@ -169,53 +181,35 @@ private:
         else store_scalar(a, x, cfg_.dst_dt, Xmm(14));
     }
 
-    void copy_body(mode m) {
-        ld(m, v(0), ptr[reg_p0], cfg_.src_dt);
-        st(m, ptr[reg_pd], v(0));
-    }
-
-    void single_body(mode m) {
-        ld(m, v(0), ptr[reg_p0], cfg_.src_dt);
-        ld(m, v(4), ptr[reg_pd], cfg_.dst_dt);
-        nanmax(v(4), v(0), v(8));
-        st(m, ptr[reg_pd], v(4));
-    }
-
-    // dst = max(dst, rows r .. r+3); junk lanes of a masked tail are zero
-    // and never stored.
-    // Rows per group: 8 with AVX-512 (rax holds 3 * row stride; eax is only
-    // needed by the AVX2 scalar tail), else 4. Larger groups halve the dst
-    // round trips per src vector.
+    // Rows per full group: 8 with AVX-512 (rax holds 3 * row stride), 4
+    // with AVX2 (whose scalar tail needs eax). Larger groups halve the dst
+    // round trips per src vector. Rows past half() are read from reg_p1.
     int group() const { return is512() ? 8 : 4; }
+    int half() const { return group() / 2; }
 
-    void group_body(mode m) {
-        const data_type dt = cfg_.src_dt;
-        if (group() == 8) {
-            ld(m, v(0), ptr[reg_p0], dt);
-            ld(m, v(1), ptr[reg_p0 + reg_rs], dt);
-            ld(m, v(2), ptr[reg_p0 + reg_rs * 2], dt);
-            ld(m, v(3), ptr[reg_p0 + rax], dt);
-            ld(m, v(4), ptr[reg_p1], dt);
-            ld(m, v(5), ptr[reg_p1 + reg_rs], dt);
-            ld(m, v(6), ptr[reg_p1 + reg_rs * 2], dt);
-            ld(m, v(7), ptr[reg_p1 + rax], dt);
-            for (int w = 1; w < 8; w *= 2)
-                for (int i = 0; i + w < 8; i += 2 * w) nanmax(v(i), v(i + w), v(9));
-            ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
-            nanmax(v(8), v(0), v(9));
-            st(m, ptr[reg_pd], v(8));
+    Address row(int k) const {
+        const Reg64 base = k < half() ? reg_p0 : reg_p1;
+        switch (k % half()) {
+            case 0: return ptr[base];
+            case 1: return ptr[base + reg_rs];
+            case 2: return ptr[base + reg_rs * 2];
+            default: return ptr[base + rax];
+        }
+    }
+
+    // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.
+    // Junk lanes of a masked tail are zero and never stored.
+    void group_body(mode m, int g, bool fresh) {
+        for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
+        for (int w = 1; w < g; w *= 2)
+            for (int i = 0; i + w < g; i += 2 * w) nanmax(v(i), v(i + w), v(9));
+        if (fresh) {
+            st(m, ptr[reg_pd], v(0));
             return;
         }
-        ld(m, v(0), ptr[reg_p0], dt);
-        ld(m, v(1), ptr[reg_p0 + reg_rs], dt);
-        ld(m, v(2), ptr[reg_p1], dt);
-        ld(m, v(3), ptr[reg_p1 + reg_rs], dt);
-        nanmax(v(0), v(1), v(8));
-        nanmax(v(2), v(3), v(9));
-        ld(m, v(4), ptr[reg_pd], cfg_.dst_dt);
-        nanmax(v(0), v(2), v(8));
-        nanmax(v(4), v(0), v(9));
-        st(m, ptr[reg_pd], v(4));
+        ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
+        nanmax(v(8), v(0), v(9));
+        st(m, ptr[reg_pd], v(8));
     }
 };
 

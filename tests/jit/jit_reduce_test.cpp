@@ -55,7 +55,7 @@ TEST_P(JitReduce, InnerSweep) {
 
 TEST_P(JitReduce, VerticalSweep) {
     for (int64_t m : sweep_sizes()) {
-        for (int64_t rows : {1, 2, 3, 4, 5, 8, 9}) {
+        for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17}) {
             const std::string name = run(make_problem(dt(), {rows, m}, 1));
             if (rows > 1 && m > 1) {
                 EXPECT_TRUE(name.find("vertical") != std::string::npos
@@ -136,7 +136,7 @@ TEST_P(JitReduce, NaNPositions) {
         for (size_t at : pos) {
             run(make_problem(dt(), {n}, 1), {{at}, false});
             // Vertical: NaN in row r, column at.
-            for (int64_t rows : {1, 2, 5, 9}) {
+            for (int64_t rows : {1, 2, 5, 7, 9, 14}) {
                 for (int64_t r = 0; r < rows; ++r)
                     run(make_problem(dt(), {rows, n}, 1), {{size_t(r * n) + at}, false});
             }
