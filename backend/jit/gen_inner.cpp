@@ -33,27 +33,42 @@ private:
     Xmm x(int i) const { return vmm(nacc() + i); }
     Xmm tmp(int i) const { return vmm(2 * nacc() + (i % 2)); }
     Xmm neg_inf() const { return vmm(2 * nacc() + 2); }
+    // pairs(): 16-bit lanes' |bits| max, masks, and scratch (zmm 24..31).
+    Xmm absmax() const { return vmm(24); }
+    Xmm abs_mask() const { return vmm(25); }
+    Xmm hi_mask() const { return vmm(26); }
+    Xmm neg_inf_pairs() const { return vmm(27); }
+    Xmm scratch(int u) const { return vmm(28 + u % 4); }
 
     void generate() override {
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
         bcast_neg_inf(neg_inf());
+        if (pairs()) {
+            bcast16(abs_mask(), 0x7fff);
+            mov(eax, 0xffff0000u);
+            vpbroadcastd(hi_mask(), eax);
+            bcast16(neg_inf_pairs(), neg_inf16());
+        }
         Label l_out;
         L(l_out);
         {
             for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), neg_inf());
+            if (pairs()) vpxord(absmax(), absmax(), absmax());
             mov(reg_row, reg_src);
             mov(reg_rows, ARG(rows));
             Label l_row;
             L(l_row);
             {
-                row_body();
+                if (pairs()) row_body_pairs();
+                else row_body();
                 add(reg_row, ARG(row_stride));
                 dec(reg_rows);
                 jnz(l_row, T_NEAR);
             }
-            fold_and_store();
+            if (pairs()) fold_and_store_pairs();
+            else fold_and_store();
             add(reg_src, ARG(out_src_stride));
             add(reg_dst, ARG(out_dst_stride));
             dec(reg_nout);
@@ -108,6 +123,94 @@ private:
                 jnz(l_scalar, T_NEAR);
             }
         }
+        L(l_done);
+    }
+
+    // 64 bytes (32 elements) at a into accumulators 2u and 2u + 1.
+    void take_pairs(int u, const Xmm &x) {
+        track_abs(absmax(), x, abs_mask(), scratch(u));
+        split_pairs(scratch(u), x, hi_mask());
+        vmaxps(acc(2 * u), acc(2 * u), scratch(u));
+        vmaxps(acc(2 * u + 1), acc(2 * u + 1), x);
+    }
+
+    void row_body_pairs() {
+        const int per_load = 32;
+        const int loads = nacc() / 2;
+        mov(reg_ptr, reg_row);
+        mov(reg_left, ARG(n));
+        Label l_main, l_one, l_tail, l_done;
+        L(l_main);
+        {
+            cmp(reg_left, loads * per_load);
+            jl(l_one, T_NEAR);
+            for (int u = 0; u < loads; ++u) vmovdqu32(x(u), ptr[reg_ptr + u * 64]);
+            for (int u = 0; u < loads; ++u) take_pairs(u, x(u));
+            add(reg_ptr, loads * 64);
+            sub(reg_left, loads * per_load);
+            jmp(l_main, T_NEAR);
+        }
+        L(l_one);
+        {
+            cmp(reg_left, per_load);
+            jl(l_tail, T_NEAR);
+            vmovdqu32(x(0), ptr[reg_ptr]);
+            take_pairs(0, x(0));
+            add(reg_ptr, 64);
+            sub(reg_left, per_load);
+            jmp(l_one, T_NEAR);
+        }
+        L(l_tail);
+        test(reg_left, reg_left);
+        jz(l_done, T_NEAR);
+        // Lanes past the row keep -inf: harmless to the max, not NaN.
+        mov(eax, -1);
+        bzhi(eax, eax, reg_left.cvt32());
+        kmovd(k_tail_, eax);
+        vmovdqa32(x(0), neg_inf_pairs());
+        vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
+        take_pairs(0, x(0));
+        L(l_done);
+    }
+
+    // As fold_and_store, in the pairs domain: NaN if any |bits| was above
+    // nan_above() (in src or, when accumulating, in dst).
+    void fold_and_store_pairs() {
+        for (int w = 1; w < nacc(); w *= 2)
+            for (int i = 0; i + w < nacc(); i += 2 * w)
+                vmaxps(acc(i), acc(i), acc(i + w));
+        const Zmm r(acc(0).getIdx());
+        const Zmm t(x(0).getIdx());
+        vextractf32x8(Ymm(t.getIdx()), r, 1);
+        vmaxps(Ymm(r.getIdx()), Ymm(r.getIdx()), Ymm(t.getIdx()));
+        vextractf128(Xmm(t.getIdx()), Ymm(r.getIdx()), 1);
+        vmaxps(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+        vmovhlps(Xmm(t.getIdx()), Xmm(t.getIdx()), Xmm(r.getIdx()));
+        vmaxps(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+        vmovshdup(Xmm(t.getIdx()), Xmm(r.getIdx()));
+        vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+        Label l_nan, l_store, l_done;
+        bcast16(scratch(0), nan_above());
+        vpcmpuw(k_ord_, absmax(), scratch(0), 6);  // greater than
+        kortestd(k_ord_, k_ord_);
+        jnz(l_nan, T_NEAR);
+        cmp(ARG(accumulate), 0);
+        je(l_store, T_NEAR);
+        movzx(r11d, word[reg_dst]);
+        mov(eax, r11d);
+        and_(eax, 0x7fff);
+        cmp(eax, nan_above());
+        ja(l_nan, T_NEAR);
+        shl(r11d, 16);
+        vmovd(Xmm(t.getIdx()), r11d);
+        vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+        L(l_store);
+        vmovd(eax, Xmm(r.getIdx()));
+        shr(eax, 16);
+        mov(word[reg_dst], ax);
+        jmp(l_done, T_NEAR);
+        L(l_nan);
+        mov(word[reg_dst], quiet_nan());
         L(l_done);
     }
 

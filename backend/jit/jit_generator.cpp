@@ -147,4 +147,37 @@ void jit_generator::set_tail_mask(const Reg64 &count) {
     kmovw(k_tail_, eax);
 }
 
+uint16_t jit_generator::nan_above() const {
+    return cfg_.src_dt == data_type::bf16 ? 0x7f80 : 0x7c00;
+}
+
+uint16_t jit_generator::quiet_nan() const {
+    return cfg_.src_dt == data_type::bf16 ? 0x7fc0 : 0x7e00;
+}
+
+uint16_t jit_generator::neg_inf16() const {
+    return cfg_.src_dt == data_type::bf16 ? 0xff80 : 0xfc00;
+}
+
+void jit_generator::bcast16(const Xmm &v, uint16_t bits) {
+    mov(eax, bits * 0x10001u);
+    vpbroadcastd(v, eax);
+}
+
+void jit_generator::split_pairs(const Xmm &even, const Xmm &x, const Xmm &hi) {
+    vpslld(even, x, 16);
+    vpandd(x, x, hi);
+}
+
+void jit_generator::merge_pairs(const Xmm &out, const Xmm &even, const Xmm &odd) {
+    vpsrld(out, even, 16);
+    vpord(out, out, odd);
+}
+
+void jit_generator::track_abs(const Xmm &absmax, const Xmm &x,
+        const Xmm &abs_mask, const Xmm &tmp) {
+    vpandd(tmp, x, abs_mask);
+    vpmaxuw(absmax, absmax, tmp);
+}
+
 } // namespace crest::impl::jit

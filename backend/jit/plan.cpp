@@ -149,7 +149,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
                 : P.n_out < nch * vertical_min_cols_per_chunk;
         const int64_t pstride = (P.n_out + 15) / 16 * 16;
         int64_t split_n = 0;
-        const int split = few && pstride * nch <= partial_budget_floats
+        const int split = few && pstride * nch <= partial_budget_elems
                 ? choose_split(P, nch, &split_n) : -1;
         if (split >= 0) {
             P.two_level = true;
@@ -184,10 +184,6 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         cfg.unroll = 1;
     }
     P.code = get_code(cfg);
-    if (P.two_level) {
-        cfg.dst_dt = data_type::f32;
-        P.code_partial = get_code(cfg);
-    }
     if (P.two_level) P.name = prefix + "reduce_all";
     else if (P.kind == plan_kind::inner) P.name = prefix + "reduce_inner";
     else P.name = prefix + "reduce_vertical";

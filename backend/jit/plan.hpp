@@ -17,8 +17,9 @@ constexpr int max_dims = 12;
 // Below this many src bytes a problem runs inline on the calling thread:
 // waking the pool costs more than reading it.
 constexpr int64_t inline_bytes = 64 * 1024;
-// Partial results of a two-level reduction live on the caller's stack.
-constexpr int64_t partial_budget_floats = 16 * 1024;
+// Partial results of a two-level reduction live on the caller's stack, in
+// the problem's dtype (exact: a max is one of its inputs).
+constexpr int64_t partial_budget_elems = 16 * 1024;
 constexpr int max_chunks = 64;
 
 struct loop_dim {
@@ -72,8 +73,7 @@ struct plan {
     bool two_level = false;
     int split = 0;  // two-level: 0..nextra-1 extra dim, nextra rows, nextra+1 n
 
-    std::shared_ptr<const generated_code> code;          // writes dt
-    std::shared_ptr<const generated_code> code_partial;  // writes f32
+    std::shared_ptr<const generated_code> code;  // reads and writes dt
 
     std::string name;
 };

@@ -22,7 +22,7 @@ struct red_ranges {
     int64_t hi[max_dims + 2];
 };
 
-// Where outputs go: real dst (dt, problem strides) or a dense f32 partial.
+// Where outputs go: real dst (problem strides) or a dense partial.
 struct dst_view {
     char *base;
     int64_t ods[max_dims];  // per outer dim, bytes
@@ -227,7 +227,7 @@ private:
     }
 
     void two_level(const char *src, char *dst) const {
-        alignas(64) float partial[partial_budget_floats];
+        alignas(64) char partial[partial_budget_elems * 4];
         const int64_t pstride = (p_.n_out + 15) / 16 * 16;
         const int nch = p_.nchunks;
         const int sp = p_.split;
@@ -239,15 +239,15 @@ private:
             R.lo[sp] = sn * c / nch / align * align;
             R.hi[sp] = c + 1 == nch ? sn : sn * (c + 1) / nch / align * align;
             dst_view D;
-            D.base = reinterpret_cast<char *>(partial + c * pstride);
-            D.dsz = D.jds = 4;
+            D.base = partial + c * pstride * p_.esz;
+            D.dsz = D.jds = p_.esz;
             D.sub = false;
-            int64_t s = p_.jd.n * 4;
+            int64_t s = p_.jd.n * p_.esz;
             for (int k = p_.nouter - 1; k >= 0; --k) {
                 D.ods[k] = s;
                 s *= p_.outer[k].n;
             }
-            D.fn = p_.code_partial->fn;
+            D.fn = p_.code->fn;
             run_range(p_, src, D, 0, p_.n_out, R);
         });
         // Combine in flat output order: outer dims then jd.
@@ -260,8 +260,9 @@ private:
             dims[nd++] = p_.jd;
         odometer od(dims, nd, 0);
         for (int64_t o = 0; o < p_.n_out; ++o, od.next()) {
-            float v = partial[o];
-            for (int c = 1; c < nch; ++c) v = scalar::nanmax(v, partial[c * pstride + o]);
+            float v = scalar::load(partial + o * p_.esz, p_.dt);
+            for (int c = 1; c < nch; ++c)
+                v = scalar::nanmax(v, scalar::load(partial + (c * pstride + o) * p_.esz, p_.dt));
             scalar::store(dst + od.doff, v, p_.dt);
         }
     }

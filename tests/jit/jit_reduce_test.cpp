@@ -151,6 +151,26 @@ TEST_P(JitReduce, NaNPositions) {
     run(make_problem(dt(), {100000, 7}, 1), {{3, 700000 - 1}, false});
 }
 
+// Every kind of NaN: signalling, negative, and for f16 the payloads whose
+// bits, read as the high half of an f32, are a large finite number (the
+// AVX-512 16-bit kernels compare that way and must still see the NaN).
+TEST_P(JitReduce, NaNPayloads) {
+    std::vector<uint32_t> nans;
+    if (dt() == data_type::f32) nans = {0x7f800001u, 0xffc00000u, 0xff800001u, 0x7fffffffu};
+    else if (dt() == data_type::bf16) nans = {0x7f81, 0xffc0, 0xff81, 0x7fff, 0xffff};
+    else nans = {0x7c01, 0x7d00, 0x7f80, 0xfc01, 0xfe00, 0xffff, 0x7fff};
+    for (uint32_t bits : nans) {
+        SCOPED_TRACE(bits);
+        for (int64_t n : {37, 300, 4100}) {
+            run(make_problem(dt(), {n}, 1), {{size_t(n / 3)}, false, bits});
+            run(make_problem(dt(), {3, n}, 2), {{size_t(n + 5)}, false, bits});  // inner
+            run(make_problem(dt(), {7, n}, 1), {{size_t(6 * n + n - 1)}, false, bits});  // vertical
+        }
+        run(make_problem(dt(), {2, 70000}, 1), {{size_t(70000 + 12345)}, false, bits});
+        run(make_problem(dt(), {4096, 64}, 1), {{size_t(64 * 4000 + 3)}, false, bits});  // two-level
+    }
+}
+
 TEST_P(JitReduce, TiesAndInfinities) {
     for (int64_t n : {5, 16, 33, 100, 1000})
         for (uint32_t mask : {1u, 2u, 3u}) run(make_problem(dt(), {7, n}, mask), {{}, true});

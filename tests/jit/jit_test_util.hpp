@@ -188,6 +188,7 @@ inline const thread_pool &pool2() {
 struct planting {
     std::vector<size_t> nan_at;  // element indices (of the src buffer)
     bool ties = false;
+    uint32_t nan_bits = 0;       // the NaN planted; 0: the dtype's quiet NaN
 };
 
 // Runs p with the JIT (current ISA cap) and with ref, compares every dst
@@ -208,7 +209,7 @@ inline std::string check(const reduce_problem &p, const planting &pl = {},
     guarded src(ns * es);
     std::mt19937 rng(seed);
     for (size_t i = 0; i < ns; ++i) put(src.data(), i, p.dt, random_bits(p.dt, rng, pl.ties));
-    for (size_t i : pl.nan_at) put(src.data(), i, p.dt, qnan_bits(p.dt));
+    for (size_t i : pl.nan_at) put(src.data(), i, p.dt, pl.nan_bits ? pl.nan_bits : qnan_bits(p.dt));
     guarded got(nd * es, dst_fill), want(nd * es, dst_fill);
     const void *in[] = {src.data()};
     void *out[] = {got.data()};
