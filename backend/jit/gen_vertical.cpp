@@ -40,6 +40,14 @@ private:
     enum class mode { full, tail, scalar };
 
     Xmm v(int i) const { return vmm(i); }
+    // pairs(): constants in zmm 24..28 (see jit_generator::pairs).
+    Xmm c_abs() const { return vmm(24); }
+    Xmm c_hi() const { return vmm(25); }
+    Xmm c_neg_inf() const { return vmm(26); }
+    Xmm c_nan_above() const { return vmm(27); }
+    Xmm c_qnan() const { return vmm(28); }
+    // Columns per step: a vector of f32 lanes, or 32 elements as pairs.
+    int step() const { return pairs() ? 32 : vlen(); }
 
     void generate() override {
         push(rbx); push(rbp); push(r12); push(r13); push(r14); push(r15);
@@ -47,6 +55,14 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
+        if (pairs()) {
+            bcast16(c_abs(), 0x7fff);
+            mov(eax, 0xffff0000u);
+            vpbroadcastd(c_hi(), eax);
+            bcast16(c_neg_inf(), neg_inf16());
+            bcast16(c_nan_above(), nan_above());
+            bcast16(c_qnan(), quiet_nan());
+        }
         Label l_outer;
         L(l_outer);
         {
@@ -82,8 +98,14 @@ private:
         if (is512()) {
             // The tail mask is the same for every row of the tile.
             mov(reg_cnt, reg_tcols);
-            and_(reg_cnt, vlen() - 1);
-            set_tail_mask(reg_cnt);
+            and_(reg_cnt, step() - 1);
+            if (pairs()) {
+                mov(eax, -1);
+                bzhi(eax, eax, reg_cnt.cvt32());
+                kmovd(k_tail_, eax);
+            } else {
+                set_tail_mask(reg_cnt);
+            }
             lea(rax, ptr[reg_rs + reg_rs * 2]);
         }
         mov(reg_p0, reg_tsrc);
@@ -139,13 +161,13 @@ private:
         Label l_full, l_tail, l_done;
         L(l_full);
         {
-            cmp(reg_cnt, vlen());
+            cmp(reg_cnt, step());
             jl(l_tail, T_NEAR);
             body(mode::full);
-            add(reg_p0, vlen() * ssz());
-            if (with_p1) add(reg_p1, vlen() * ssz());
-            add(reg_pd, vlen() * dsz());
-            sub(reg_cnt, vlen());
+            add(reg_p0, step() * ssz());
+            if (with_p1) add(reg_p1, step() * ssz());
+            add(reg_pd, step() * dsz());
+            sub(reg_cnt, step());
             jmp(l_full, T_NEAR);
         }
         L(l_tail);
@@ -200,6 +222,7 @@ private:
     // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.
     // Junk lanes of a masked tail are zero and never stored.
     void group_body(mode m, int g, bool fresh) {
+        if (pairs()) return group_body_pairs(m, g, fresh);
         for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) nanmax(v(i), v(i + w), v(9));
@@ -210,6 +233,42 @@ private:
         ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
         nanmax(v(8), v(0), v(9));
         st(m, ptr[reg_pd], v(8));
+    }
+
+    // 32 elements of each row in 16-bit lanes; a tail keeps -inf past the
+    // tile's end (not NaN, no effect on the max) and stores only its lanes.
+    void ld_pairs(mode m, const Xmm &x, const Address &a) {
+        if (m == mode::full) {
+            vmovdqu32(x, a);
+        } else {
+            vmovdqa32(x, c_neg_inf());
+            vmovdqu16(x | k_tail_, a);
+        }
+    }
+
+    void group_body_pairs(mode m, int g, bool fresh) {
+        const Xmm absmax = v(16), tmp = v(17), d = v(18);
+        auto even = [&](int k) { return v(8 + k); };
+        for (int k = 0; k < g; ++k) ld_pairs(m, v(k), row(k));
+        if (!fresh) ld_pairs(m, d, ptr[reg_pd]);
+        vpandd(absmax, fresh ? v(0) : d, c_abs());
+        for (int k = fresh ? 1 : 0; k < g; ++k) track_abs(absmax, v(k), c_abs(), tmp);
+        for (int k = 0; k < g; ++k) split_pairs(even(k), v(k), c_hi());
+        for (int w = 1; w < g; w *= 2)
+            for (int i = 0; i + w < g; i += 2 * w) {
+                vmaxps(even(i), even(i), even(i + w));
+                vmaxps(v(i), v(i), v(i + w));
+            }
+        if (!fresh) {
+            split_pairs(tmp, d, c_hi());
+            vmaxps(even(0), even(0), tmp);
+            vmaxps(v(0), v(0), d);
+        }
+        merge_pairs(d, even(0), v(0));
+        vpcmpuw(k_ord_, absmax, c_nan_above(), 6);  // greater than
+        vmovdqu16(d | k_ord_, c_qnan());
+        if (m == mode::full) vmovdqu32(ptr[reg_pd], d);
+        else vmovdqu16(ptr[reg_pd] | k_tail_, d);
     }
 };
 
