@@ -1,7 +1,6 @@
 // Concurrency of the JIT backend (these also run under ThreadSanitizer, so
 // they stay short): one kernel executed from several threads at once, and
 // many makes racing on the kernel cache.
-#include <chrono>
 #include <thread>
 
 #include "backend/jit/kernel_cache.hpp"
@@ -75,22 +74,23 @@ TEST(JitThreads, ConcurrentMakesShareTheCache) {
     EXPECT_EQ(cached, code_cache_size());  // every config already generated
 }
 
+// The make of a config already generated reuses its code. How long such a
+// make takes is measured by bench/bench_partition_api (cache-hit compile),
+// not asserted here: a wall time is no test on a shared machine, nor under
+// a sanitizer.
 TEST(JitThreads, SecondMakeIsACacheHit) {
     set_max_isa_for_testing(nullptr);
     const reduce_problem p = make_problem(data_type::bf16, {64, 256, 56, 56}, 1);
     std::string why;
-    ASSERT_TRUE(make_reduce_max(p, pool2(), &why));
+    kernel_ptr first = make_reduce_max(p, pool2(), &why);
+    ASSERT_TRUE(first) << why;
     const size_t cached = code_cache_size();
-    double best = 1e9;
     for (int i = 0; i < 50; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
         kernel_ptr k = make_reduce_max(p, pool2(), &why);
-        const auto t1 = std::chrono::steady_clock::now();
-        ASSERT_TRUE(k);
-        best = std::min(best, std::chrono::duration<double, std::micro>(t1 - t0).count());
+        ASSERT_TRUE(k) << why;
+        EXPECT_EQ(first->name(), k->name());
     }
     EXPECT_EQ(cached, code_cache_size());
-    EXPECT_LT(best, 5.0) << "µs for a cached make";
 }
 
 } // namespace
