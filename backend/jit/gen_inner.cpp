@@ -51,7 +51,13 @@ private:
             vpbroadcastd(hi_mask(), eax);
             bcast16(neg_inf_pairs(), neg_inf16());
         }
-        Label l_out;
+        Label l_out, l_done;
+        if (cfg_.block_n > 0) {
+            blocks_of_16();
+            bcast_neg_inf(neg_inf());
+            test(reg_nout, reg_nout);
+            jz(l_done, T_NEAR);
+        }
         L(l_out);
         {
             for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), neg_inf());
@@ -74,6 +80,7 @@ private:
             dec(reg_nout);
             jnz(l_out, T_NEAR);
         }
+        L(l_done);
         vzeroupper();
         ret();
     }
@@ -124,6 +131,114 @@ private:
             }
         }
         L(l_done);
+    }
+
+    // Short rows: per output, the lane folding costs as much as the row, so
+    // 16 outputs go at once, one accumulator each, and are folded together
+    // by a transpose-reduce (15 two-source shuffles and maxes in all), then
+    // stored as one vector. The rows are unrolled for cfg_.block_n elements
+    // and read in memory order. Runs while 16 outputs remain, the call's n
+    // is block_n and dst is contiguous; the per-output loop does the rest.
+    void blocks_of_16() {
+        // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
+        // output stride os (os3, os5, os7 precomputed: every k * os is one
+        // base + index * scale address).
+        const Reg64 rows = r9, pa = r10, tmp = r11;
+        const Reg64 os = rax, os3 = rbx, os5 = r12, os7 = r13, pb = r14;
+        const Xmm x = vmm(16), t = vmm(17), t1 = vmm(18), t2 = vmm(19);
+        const Xmm ninf = vmm(20);
+        const int nfull = cfg_.block_n / vlen();
+        const int tail = cfg_.block_n % vlen();
+        auto addr = [&](int k, int v) {
+            const Reg64 base = k < 8 ? pa : pb;
+            const int disp = v * vlen() * ssz();
+            switch (k % 8) {
+                case 0: return ptr[base + disp];
+                case 1: return ptr[base + os + disp];
+                case 2: return ptr[base + os * 2 + disp];
+                case 3: return ptr[base + os3 + disp];
+                case 4: return ptr[base + os * 4 + disp];
+                case 5: return ptr[base + os5 + disp];
+                case 6: return ptr[base + os3 * 2 + disp];
+                default: return ptr[base + os7 + disp];
+            }
+        };
+        // Output k goes to the register whose lane k the fold below leaves
+        // it in (a 4x4 transpose of lane groups: its own inverse).
+        auto acc_of = [&](int k) { return vmm((k % 4) * 4 + k / 4); };
+        Label l_block, l_end, l_skip;
+        cmp(ARG(n), cfg_.block_n);
+        jne(l_skip, T_NEAR);
+        cmp(ARG(out_dst_stride), dsz());
+        jne(l_skip, T_NEAR);
+        push(rbx); push(r12); push(r13); push(r14);
+        if (tail) {
+            mov(tmp, tail);
+            set_tail_mask(tmp);
+        }
+        bcast_neg_inf(ninf);
+        mov(os, ARG(out_src_stride));
+        lea(os3, ptr[os + os * 2]);
+        lea(os5, ptr[os + os * 4]);
+        lea(os7, ptr[os3 + os * 4]);
+        L(l_block);
+        cmp(reg_nout, 16);
+        jl(l_end, T_NEAR);
+        for (int k = 0; k < 16; ++k) vmovaps(vmm(k), ninf);
+        mov(pa, reg_src);
+        lea(pb, ptr[reg_src + os * 8]);
+        mov(rows, ARG(rows));
+        Label l_row;
+        L(l_row);
+        for (int k = 0; k < 16; ++k) {
+            for (int v = 0; v < nfull; ++v) {
+                load(x, addr(k, v), cfg_.src_dt);
+                nanmax(acc_of(k), x, t);
+            }
+            if (tail) {
+                load_tail(x, addr(k, nfull), cfg_.src_dt);
+                nanmax_tail(acc_of(k), x);
+            }
+        }
+        add(pa, ARG(row_stride));
+        add(pb, ARG(row_stride));
+        dec(rows);
+        jnz(l_row, T_NEAR);
+        // Fold: pairs of registers share out 256-bit halves, then 128-bit
+        // lanes (vshuff32x4), then floats within lanes (vshufps).
+        auto level = [&](int pairs_n, bool lanes, uint8_t lo, uint8_t hi) {
+            for (int i = 0; i < pairs_n; ++i) {
+                const Xmm a = vmm(2 * i), b = vmm(2 * i + 1);
+                if (lanes) {
+                    vshuff32x4(Zmm(t1.getIdx()), Zmm(a.getIdx()), Zmm(b.getIdx()), lo);
+                    vshuff32x4(Zmm(t2.getIdx()), Zmm(a.getIdx()), Zmm(b.getIdx()), hi);
+                } else {
+                    vshufps(t1, a, b, lo);
+                    vshufps(t2, a, b, hi);
+                }
+                nanmax(t1, t2, t);
+                vmovaps(vmm(i), t1);
+            }
+        };
+        level(8, true, 0x44, 0xee);
+        level(4, true, 0x88, 0xdd);
+        level(2, false, 0x44, 0xee);
+        level(1, false, 0x88, 0xdd);
+        Label l_store;
+        cmp(ARG(accumulate), 0);
+        je(l_store, T_NEAR);
+        load(x, ptr[reg_dst], cfg_.dst_dt);
+        nanmax(vmm(0), x, t);
+        L(l_store);
+        store(ptr[reg_dst], vmm(0), cfg_.dst_dt, t);
+        lea(reg_src, ptr[reg_src + os * 8]);
+        lea(reg_src, ptr[reg_src + os * 8]);
+        add(reg_dst, 16 * dsz());
+        sub(reg_nout, 16);
+        jmp(l_block, T_NEAR);
+        L(l_end);
+        pop(r14); pop(r13); pop(r12); pop(rbx);
+        L(l_skip);
     }
 
     // 64 bytes (32 elements) at a into accumulators 2u and 2u + 1.

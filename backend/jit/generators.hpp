@@ -16,6 +16,13 @@ jit_fn generate_inner(const kernel_config &cfg,
 jit_fn generate_vertical(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder);
 
+// Inner reductions with rows up to this long fold 16 outputs at once
+// (AVX-512): there the lane folding per output costs as much as its row.
+// 16-bit types stop earlier: their per-output loop is cheaper per element.
+inline int64_t inner_block_max_n(data_type dt) {
+    return dt == data_type::f32 ? 256 : 64;
+}
+
 // Columns of one vertical tile: up to 64 KiB of each src row, long
 // sequential runs for the prefetchers (16 KiB measured 15-30% slower on
 // outer-axis cases), while the dst tile, at most 64 KiB, stays in L2.

@@ -28,9 +28,12 @@ struct kernel_config {
     data_type src_dt = data_type::f32;
     data_type dst_dt = data_type::f32;  // f32 when writing partial results
     int unroll = 4;  // inner: accumulators; vert_reg: vectors per column block
+    // inner, AVX-512: the row length the code is unrolled for, when rows
+    // are short enough to fold 16 outputs at once (0: none).
+    int block_n = 0;
 
     auto tie() const {
-        return std::make_tuple(isa, family, src_dt, dst_dt, unroll);
+        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -44,6 +47,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.src_dt));
         mix(static_cast<size_t>(c.dst_dt));
         mix(static_cast<size_t>(c.unroll));
+        mix(static_cast<size_t>(c.block_n));
         return h;
     }
 };

@@ -53,6 +53,21 @@ TEST_P(JitReduce, InnerSweep) {
     }
 }
 
+// Many outputs with short rows: the AVX-512 kernels fold 16 outputs at a
+// time (blocks, then a remainder), with extra reduced dims accumulating.
+TEST_P(JitReduce, ShortRowBlocks) {
+    for (int64_t n : {1, 3, 15, 16, 17, 31, 33, 56, 63, 64, 65, 100, 255, 256, 257}) {
+        for (int64_t outs : {15, 16, 17, 37, 64})
+            run(make_problem(dt(), {outs, n}, 2));
+        run(make_problem(dt(), {3, 40, n}, 5));        // extra reduced dim
+        run(make_problem(dt(), {33, 2, n}, 6));        // rows of rows
+        // NaN in an output of a block and in the remainder.
+        run(make_problem(dt(), {37, n}, 2), {{size_t(5 * n + n / 2), size_t(36 * n)}, false});
+        // Outputs two elements apart: the per-output loop takes them.
+        run(make_problem(dt(), {40, n}, 2, {}, {2, 0}));
+    }
+}
+
 TEST_P(JitReduce, VerticalSweep) {
     for (int64_t m : sweep_sizes()) {
         for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17}) {
