@@ -190,16 +190,19 @@ private:
         mov(rows, ARG(rows));
         Label l_row;
         L(l_row);
-        for (int k = 0; k < 16; ++k) {
-            for (int v = 0; v < nfull; ++v) {
+        // Vector-major: consecutive instructions feed different accumulators
+        // (each max waits on its own accumulator's last one); the 16 rows
+        // are one contiguous run when rows are dense, so reads stay local.
+        for (int v = 0; v < nfull; ++v)
+            for (int k = 0; k < 16; ++k) {
                 load(x, addr(k, v), cfg_.src_dt);
                 nanmax(acc_of(k), x, t);
             }
-            if (tail) {
+        if (tail)
+            for (int k = 0; k < 16; ++k) {
                 load_tail(x, addr(k, nfull), cfg_.src_dt);
                 nanmax_tail(acc_of(k), x);
             }
-        }
         add(pa, ARG(row_stride));
         add(pb, ARG(row_stride));
         dec(rows);
