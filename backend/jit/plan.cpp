@@ -159,6 +159,10 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         }
     }
 
+    // A transposed output is written whole positions at a time (see
+    // run_range): thread chunks start on position bounds.
+    if (P.kind == plan_kind::vertical && P.njsub > 1) P.out_align = P.jsub[P.njsub - 1].n;
+
     kernel_config cfg;
     cfg.isa = isa;
     cfg.family = P.kind == plan_kind::inner ? family_t::inner : family_t::vert_tile;

@@ -11,6 +11,7 @@
 #include "backend/jit/generators.hpp"
 #include "backend/jit/plan.hpp"
 #include "backend/jit/scalar.hpp"
+#include "backend/jit/transpose.hpp"
 #include "src/threading.hpp"
 
 namespace crest::impl::jit {
@@ -158,11 +159,21 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             // The vertical kernel writes contiguous columns: go through a
             // small buffer and scatter along the dst stride.
             alignas(64) char buf[scatter_bytes];
-            const int64_t tile = scatter_bytes / D.dsz;
+            int64_t tile = scatter_bytes / D.dsz;
+            const int64_t cn = P.jsub[P.njsub - 1].n;
+            // [positions][channels] to channel-major with positions
+            // contiguous in dst: 16x16 transposes (whole positions only).
+            const bool by_transpose = D.sub && P.njsub == 2 && D.dsz == 4
+                    && P.jsub[0].ds == 4 && cn <= tile;
+            if (by_transpose) tile = tile / cn * cn;
             for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
                 run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R);
-                if (D.sub) {
+                if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
+                    transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
+                            d + (j + c0) / cn * 4, P.jsub[1].ds,
+                            P.isa == isa_t::avx512_core);
+                } else if (D.sub) {
                     scatter_sub(P, d, buf, D.dsz, j + c0, c);
                 } else {
                     for (int64_t i = 0; i < c; ++i)

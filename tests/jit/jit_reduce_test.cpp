@@ -128,6 +128,23 @@ TEST_P(JitReduce, AxesSubsetsAndLayouts) {
     }
 }
 
+// Channels-last src, channels-first dst, reducing N (and N with H): the
+// vertical kernel's columns are [positions][channels] and are written out
+// transposed, by 16x16 blocks where whole blocks fit, on 1 and 2 threads.
+TEST_P(JitReduce, TransposedOutput) {
+    const thread_pool one(1);
+    const dims_t shapes[] = {{3, 48, 20, 20}, {2, 17, 5, 7}, {5, 16, 4, 4}, {2, 300, 3, 11},
+            {4, 64, 56, 56}};
+    for (const auto &d : shapes)
+        for (uint32_t mask : {1u, 5u}) {
+            const dims_t ss = permuted(d, {0, 2, 3, 1});
+            const reduce_problem p = make_problem(dt(), d, mask, ss);
+            check(p, {}, one, seed_++);
+            check(p, {}, pool2(), seed_++);
+            check(p, {{size_t(d[1] * 7 + 3)}, false}, pool2(), seed_++);
+        }
+}
+
 TEST_P(JitReduce, StridedElements) {
     // Every src stride doubled: no contiguous group at all.
     const dims_t d = {4, 9, 37};
