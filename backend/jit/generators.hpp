@@ -15,6 +15,8 @@ jit_fn generate_inner(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder);
 jit_fn generate_vertical(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder);
+jit_fn generate_vertical_reg(const kernel_config &cfg,
+        std::unique_ptr<Xbyak::CodeGenerator> &holder);
 
 // Inner reductions with rows up to this long fold 16 outputs at once
 // (AVX-512): there the lane folding per output costs as much as its row.
