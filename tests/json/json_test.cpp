@@ -11,6 +11,7 @@
 
 #include "crest/crest.hpp"
 #include "src/json/graph_json.hpp"
+#include "tests/case_files.hpp"
 
 namespace crest {
 namespace json {
@@ -19,23 +20,7 @@ namespace {
 using lt = logical_tensor;
 using nlohmann::json;
 
-// The case files live in the repo (benchdnn_inputs/graph) and, until they
-// are copied there, beside it in shared/cases.
-std::string case_path(const std::string &name) {
-    const char *dirs[] = {
-#ifdef CREST_CASES_DIR
-            CREST_CASES_DIR,
-#endif
-#ifdef CREST_SHARED_CASES
-            CREST_SHARED_CASES,
-#endif
-    };
-    for (const char *d : dirs) {
-        const std::string p = std::string(d) + "/" + name;
-        if (std::ifstream(p).good()) return p;
-    }
-    return "";
-}
+using test::find_case_file;  // benchdnn_inputs/graph, then shared/cases
 
 std::string slurp(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
@@ -45,7 +30,7 @@ std::string slurp(const std::string &path) {
 }
 
 #define CASE_OR_SKIP(var, name) \
-    const std::string var = case_path(name); \
+    const std::string var = find_case_file(name); \
     if (var.empty()) GTEST_SKIP() << "case file " name " not found in " \
                                      "benchdnn_inputs/graph or shared/cases"
 
@@ -151,7 +136,7 @@ TEST(JsonRead, ChainFields) {
 
 TEST(JsonWrite, CaseFilesAreWrittenBackByteForByte) {
     for (const char *name : case_names) {
-        const std::string path = case_path(name);
+        const std::string path = find_case_file(name);
         if (path.empty()) GTEST_SKIP() << name << " not found";
         SCOPED_TRACE(name);
         EXPECT_EQ(write_graph(read_graph_file(path)), slurp(path));
@@ -160,7 +145,7 @@ TEST(JsonWrite, CaseFilesAreWrittenBackByteForByte) {
 
 TEST(JsonWrite, CaseFilesRoundTrip) {
     for (const char *name : case_names) {
-        const std::string path = case_path(name);
+        const std::string path = find_case_file(name);
         if (path.empty()) GTEST_SKIP() << name << " not found";
         SCOPED_TRACE(name);
         const graph_record a = read_graph_file(path);
@@ -427,7 +412,7 @@ TEST(JsonWrite, FileRoundTrip) {
 
 TEST(JsonGraph, BuildFinalizeAndDumpPartitions) {
     for (const char *name : case_names) {
-        const std::string path = case_path(name);
+        const std::string path = find_case_file(name);
         if (path.empty()) GTEST_SKIP() << name << " not found";
         SCOPED_TRACE(name);
         const graph_record rec = read_graph_file(path);

@@ -3,9 +3,11 @@
 #include "tests/robustness/mutate.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <limits>
 #include <numeric>
+#include <utility>
+
+#include "tests/case_files.hpp"
 
 namespace crest {
 namespace robustness {
@@ -366,24 +368,11 @@ void mutate_text(rng &r, std::string &text) {
 } // namespace
 
 std::vector<std::string> case_files() {
-    const char *dirs[] = {
-#ifdef CREST_CASES_DIR
-            CREST_CASES_DIR,
-#endif
-#ifdef CREST_SHARED_CASES
-            CREST_SHARED_CASES,
-#endif
-    };
     std::vector<std::string> out;
     for (const char *name : {"reducemax.json", "max.json",
                  "reduction_post_ops_max_chain_fusion.json"}) {
-        for (const char *d : dirs) {
-            const std::string p = std::string(d) + "/" + name;
-            if (std::ifstream(p).good()) {
-                out.push_back(p);
-                break;
-            }
-        }
+        std::string p = test::find_case_file(name);
+        if (!p.empty()) out.push_back(std::move(p));
     }
     return out;
 }
