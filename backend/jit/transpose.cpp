@@ -1,5 +1,10 @@
 #include "backend/jit/transpose.hpp"
 
+// GCC 12 flags its own AVX-512 shuffle intrinsics (they start from
+// _mm512_undefined_ps) as -Wuninitialized; the values are all defined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include <cstring>
@@ -62,3 +67,5 @@ void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
 }
 
 } // namespace crest::impl::jit
+
+#pragma GCC diagnostic pop
