@@ -143,18 +143,20 @@ private:
 
     void print_perf(int idx, const std::string &rep, const perf_figures &p) {
         const double pct = p.roofline_gbps > 0 ? 100.0 * p.gbps / p.roofline_gbps : 0;
-        char one[128] = "", sp[64] = "";
+        char one[64] = "", ratio[64] = "", wait[64] = "-";
         if (p.has_onednn) {
             std::snprintf(one, sizeof one, "%.4g", p.onednn_ms);
-            std::snprintf(sp, sizeof sp, "%.2f", p.time_ms > 0 ? p.onednn_ms / p.time_ms : 0);
+            std::snprintf(ratio, sizeof ratio, "%.2f", p.time_ms > 0 ? p.onednn_ms / p.time_ms : 0);
         }
+        if (p.cpu_wait_pct >= 0) std::snprintf(wait, sizeof wait, "%.1f", p.cpu_wait_pct);
+        const char *machine = p.quiet ? "quiet" : "busy";
         std::printf("%d:PERF time_ms=%.4g bytes=%lld gbps=%.2f roofline_gbps=%.2f "
                     "pct_roofline=%.1f%% onednn_ms=%s onednn_impl=%s "
-                    "speedup_vs_onednn=%s%s",
+                    "speedup_vs_onednn=%s%s cpu_wait_pct=%s machine=%s",
                 idx, p.time_ms, static_cast<long long>(p.bytes), p.gbps,
                 p.roofline_gbps, pct, p.has_onednn ? one : "-",
                 p.has_onednn ? p.onednn_impl.c_str() : "-",
-                p.has_onednn ? sp : "-", p.has_onednn ? "x" : "");
+                p.has_onednn ? ratio : "-", p.has_onednn ? "x" : "", wait, machine);
         if (g.verbose >= 2) std::printf(" kernel=%s", p.kernel.c_str());
         std::printf(" __REPRO: %s\n", rep.c_str());
         if (g.csv.empty()) return;
@@ -162,15 +164,16 @@ private:
             csv_ = std::fopen(g.csv.c_str(), "w");
             if (!csv_) throw usage_error {"cannot write --csv file '" + g.csv + "'"};
             std::fprintf(csv_, "case,time_ms,bytes,gbps,roofline_gbps,onednn_ms,"
-                               "onednn_impl,pct_roofline,speedup_vs_onednn,kernel\n");
+                               "onednn_impl,pct_roofline,speedup_vs_onednn,kernel,"
+                               "cpu_wait_pct,machine\n");
         }
         char one_csv[64] = "";
         if (p.has_onednn) std::snprintf(one_csv, sizeof one_csv, "%.6f", p.onednn_ms);
-        std::fprintf(csv_, "%s,%.6f,%lld,%.3f,%.3f,%s,%s,%.2f,%s,%s\n",
+        std::fprintf(csv_, "%s,%.6f,%lld,%.3f,%.3f,%s,%s,%.2f,%s,%s,%s,%s\n",
                 csv_field(rep).c_str(), p.time_ms, static_cast<long long>(p.bytes),
                 p.gbps, p.roofline_gbps, one_csv,
-                csv_field(p.onednn_impl).c_str(), pct, p.has_onednn ? sp : "",
-                csv_field(p.kernel).c_str());
+                csv_field(p.onednn_impl).c_str(), pct, p.has_onednn ? ratio : "",
+                csv_field(p.kernel).c_str(), p.cpu_wait_pct >= 0 ? wait : "", machine);
         std::fflush(csv_);
     }
 };

@@ -227,7 +227,7 @@ Crest-only options:
                         does not, the case FAILED
   --csv=FILE            mode P: write case,time_ms,bytes,gbps,roofline_gbps,
                         onednn_ms,onednn_impl,pct_roofline,speedup_vs_onednn,
-                        kernel (one row per case)
+                        kernel,cpu_wait_pct,machine (one row per case)
   --help                this text
 
 Exit status: 0 when no case FAILED and no case ended INVALID_ARGUMENTS
@@ -236,10 +236,17 @@ Comparison (mode C): ReduceMax, Maximum, ArgMax (and partitions of only
 these ops) bit-exact, NaN equals NaN, -0 equals +0; partitions with other
 post-ops within a relative tolerance per data type (f32 1e-6, 4e-6 for
 transcendental ops; bf16 2^-7; f16 2^-10).
-Mode P: median of >= 20 runs and >= 0.3 s after warm-up; bytes = inputs read
-+ outputs written; roofline = AVX-512 (or AVX2) max over a buffer of as many
-bytes on as many threads; onednn = the same ReduceMax as a direct oneDNN
-primitive (single-ReduceMax partitions only).
+Mode P: crest's partitions, the roofline (an AVX-512 or AVX2 max over a
+buffer of as many bytes on as many threads) and oneDNN (the same ReduceMax as
+a direct primitive, single-ReduceMax partitions only, on as many OpenMP
+threads) are timed in interleaved blocks of 50 ms, each started once the
+process's other threads sleep; the figures are medians of single calls in
+clean blocks, during which the run's threads waited for a CPU < 2% of the
+time (>= 3 such blocks, >= 20 calls, >= 0.3 s). machine=busy: other
+processes never left the cores free long enough, the figures come from the
+least disturbed half of the blocks, and cpu_wait_pct says how disturbed.
+bytes = inputs read + outputs written; speedup_vs_onednn = onednn_ms /
+time_ms (above 1: crest is faster).
 )";
 }
 

@@ -28,6 +28,11 @@ struct perf_figures {
     double onednn_ms = 0;
     std::string onednn_impl;
     std::string kernel;
+    // The process's threads waited for a CPU this % of the timed wall time
+    // (the worst of the figures; -1 unknown); quiet: every figure comes from
+    // blocks without such waits.
+    double cpu_wait_pct = -1;
+    bool quiet = true;
 };
 
 struct case_result {
