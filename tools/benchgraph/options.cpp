@@ -246,7 +246,8 @@ time (>= 3 such blocks, >= 20 calls, >= 0.3 s). machine=busy: other
 processes never left the cores free long enough, the figures come from the
 least disturbed half of the blocks, and cpu_wait_pct says how disturbed.
 bytes = inputs read + outputs written; speedup_vs_onednn = onednn_ms /
-time_ms (above 1: crest is faster).
+time_ms (above 1: crest is faster). The driver re-executes itself with
+GOMP_SPINCOUNT=1000 unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
 )";
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -353,9 +354,14 @@ void run_perf(run_state &st, const crest::engine &eng,
     if (st.g.verbose >= 1) {
         std::printf("  roofline: %s max over %zu bytes on %d thread(s)\n", roof.isa(),
                 roof.bytes(), roof.threads());
-        if (one && one->ok())
-            std::printf("  onednn: %s, %s runtime, %d OpenMP thread(s)\n",
-                    one->impl().c_str(), one->runtime().c_str(), one->omp_threads());
+        if (one && one->ok()) {
+            const char *spin = std::getenv("GOMP_SPINCOUNT");
+            const char *policy = std::getenv("OMP_WAIT_POLICY");
+            std::printf("  onednn: %s, %s runtime, %d OpenMP thread(s), "
+                        "GOMP_SPINCOUNT=%s OMP_WAIT_POLICY=%s\n",
+                    one->impl().c_str(), one->runtime().c_str(), one->omp_threads(),
+                    spin ? spin : "(unset)", policy ? policy : "(unset)");
+        }
         print_timing("crest", ts[0]);
         print_timing("roofline", ts[1]);
         if (pf.has_onednn) print_timing("onednn", ts[2]);
