@@ -254,12 +254,12 @@ std::vector<timing> time_interleaved(const std::vector<std::function<void()>> &f
     return out;
 }
 
-roofline::roofline(size_t bytes, int threads)
+roofline::roofline(size_t bytes, const crest::impl::thread_pool &pool)
     : fn_(max_scalar)
     , isa_("scalar")
     , n_(std::max<size_t>(bytes / sizeof(float), 16))
     , buf_(n_ * sizeof(float))
-    , pool_(threads) {
+    , pool_(pool) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) {
         fn_ = max_f32_avx512;

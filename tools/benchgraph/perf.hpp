@@ -46,7 +46,9 @@ std::vector<timing> time_interleaved(const std::vector<std::function<void()>> &f
 // construction) on `threads` threads: the read-bandwidth roofline.
 class roofline {
 public:
-    roofline(size_t bytes, int threads);
+    // Runs on `pool`: the crest engine's own arena, so that both share its
+    // worker threads (oneTBB has one worker per extra core for all arenas).
+    roofline(size_t bytes, const crest::impl::thread_pool &pool);
     void run();
     const char *isa() const { return isa_; }  // "avx512f", "avx2" or "scalar"
     size_t bytes() const { return n_ * sizeof(float); }
@@ -58,7 +60,7 @@ private:
     const char *isa_;
     size_t n_;
     buffer buf_;
-    crest::impl::thread_pool pool_;
+    const crest::impl::thread_pool &pool_;
     std::vector<float> results_;  // one per thread, a cache line apart
 };
 

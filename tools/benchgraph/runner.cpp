@@ -1,5 +1,7 @@
 #include "tools/benchgraph/runner.hpp"
 
+#include "src/engine_impl.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -319,7 +321,7 @@ void run_perf(run_state &st, const crest::engine &eng,
     fs.push_back([&] {
         for (size_t i = 0; i < cps.size(); ++i) cps[i].execute(strm, b.ins[i], b.outs[i]);
     });
-    roofline roof(static_cast<size_t>(pf.bytes), threads);
+    roofline roof(static_cast<size_t>(pf.bytes), eng.get_impl()->pool);
     fs.push_back([&] { roof.run(); });
 
     // The same ReduceMax as a direct oneDNN primitive (one-op partitions).
