@@ -45,8 +45,11 @@ red_ranges full_ranges(const plan &P) {
 
 // All reduced dims in R for cnt outputs (inner) / columns (vertical) that
 // start at s and d; extra reduced dims accumulate through d.
+// Vertical plans may pass n_outer > 1: that many slices of the innermost
+// outer dim (strides oss, ods) in one call.
 void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
-        int64_t cnt, int64_t jds, const red_ranges &R) {
+        int64_t cnt, int64_t jds, const red_ranges &R, int64_t n_outer = 1,
+        int64_t oss = 0, int64_t ods = 0) {
     const int re = P.nextra;
     const int64_t rows = R.hi[re] - R.lo[re];
     s += R.lo[re] * P.rows.ss;
@@ -64,7 +67,7 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
             fn(&a);
         } else {
-            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, 1, 0, 0};
+            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods};
             fn(&a);
         }
         acc = true;
@@ -153,7 +156,18 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             s += idx[k] * P.outer[k].ss;
             d += idx[k] * D.ods[k];
         }
-        if (!scatter) {
+        // Whole slices of the innermost outer dim go to the vertical kernel
+        // in one call: fewer calls, and extra reduced dims (looped around
+        // the call) then walk src in memory order.
+        const int io = P.nouter - 1;
+        int64_t slices = 1;
+        if (!scatter && P.kind == plan_kind::vertical && io >= 0 && j == 0)
+            slices = std::min((e - b) / P.jd.n, P.outer[io].n - idx[io]);
+        if (slices > 1) {
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, slices, P.outer[io].ss, D.ods[io]);
+            b += (slices - 1) * P.jd.n;
+            idx[io] += slices - 1;
+        } else if (!scatter) {
             run_reduction(P, D.fn, s, d, cnt, D.jds, R);
         } else {
             // The vertical kernel writes contiguous columns: go through a
