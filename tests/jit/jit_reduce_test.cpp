@@ -68,6 +68,17 @@ TEST_P(JitReduce, ShortRowBlocks) {
     }
 }
 
+// Vertical with outer kept dims and extra reduced dims: whole outer slices
+// go to one kernel call, chunk bounds may cut a slice.
+TEST_P(JitReduce, OuterSlices) {
+    for (const dims_t &d : {dims_t {7, 6, 5, 300}, dims_t {3, 40, 9, 64}, dims_t {2, 33, 17, 100}})
+        for (uint32_t mask : {0b0101u, 0b0100u, 0b0001u, 0b0111u}) {
+            run(make_problem(dt(), d, mask));
+            const thread_pool one(1);
+            check(make_problem(dt(), d, mask), {}, one, seed_++);
+        }
+}
+
 TEST_P(JitReduce, VerticalSweep) {
     for (int64_t m : sweep_sizes()) {
         for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17}) {
