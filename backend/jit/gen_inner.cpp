@@ -5,6 +5,7 @@
 #include "backend/jit/jit_generator.hpp"
 
 #include <cstddef>
+#include <functional>
 
 namespace crest::impl::jit {
 
@@ -94,52 +95,59 @@ private:
         ret();
     }
 
-    void row_body() {
-        const int step = nacc() * vlen();
-        const data_type dt = cfg_.src_dt;
+    // Walks one row from reg_row: steps of `loads` vectors of `elems`
+    // elements each (load(u, address) for every u, then take(u)), then
+    // single vectors, then tail() for the 1..elems-1 elements left in
+    // reg_left (reg_ptr at them).
+    void walk_row(int elems, int loads, const std::function<void(int, const Address &)> &load_u,
+            const std::function<void(int)> &take, const std::function<void()> &tail) {
+        const int bytes = elems * ssz();
         mov(reg_ptr, reg_row);
         mov(reg_left, ARG(n));
         Label l_main, l_one, l_tail, l_done;
         L(l_main);
         {
-            cmp(reg_left, step);
+            cmp(reg_left, loads * elems);
             jl(l_one, T_NEAR);
-            for (int i = 0; i < nacc(); ++i)
-                load(x(i), ptr[reg_ptr + i * vlen() * ssz()], dt);
-            for (int i = 0; i < nacc(); ++i) nanmax(acc(i), x(i), tmp(i));
-            add(reg_ptr, step * ssz());
-            sub(reg_left, step);
+            for (int u = 0; u < loads; ++u) load_u(u, ptr[reg_ptr + u * bytes]);
+            for (int u = 0; u < loads; ++u) take(u);
+            add(reg_ptr, loads * bytes);
+            sub(reg_left, loads * elems);
             jmp(l_main, T_NEAR);
         }
         L(l_one);
         {
-            cmp(reg_left, vlen());
+            cmp(reg_left, elems);
             jl(l_tail, T_NEAR);
-            load(x(0), ptr[reg_ptr], dt);
-            nanmax(acc(0), x(0), tmp(0));
-            add(reg_ptr, vlen() * ssz());
-            sub(reg_left, vlen());
+            load_u(0, ptr[reg_ptr]);
+            take(0);
+            add(reg_ptr, bytes);
+            sub(reg_left, elems);
             jmp(l_one, T_NEAR);
         }
         L(l_tail);
         test(reg_left, reg_left);
         jz(l_done, T_NEAR);
-        if (is512()) {
-            set_tail_mask(reg_left);
-            load_tail(x(0), ptr[reg_ptr], dt);
-            nanmax_tail(acc(1 % nacc()), x(0));
-        } else {
-            Label l_scalar;
-            L(l_scalar);
-            {
-                load_bcast(x(0), ptr[reg_ptr], dt, Xmm(tmp(0).getIdx()));
-                nanmax(acc(0), x(0), tmp(0));
-                add(reg_ptr, ssz());
-                dec(reg_left);
-                jnz(l_scalar, T_NEAR);
-            }
-        }
+        tail();
         L(l_done);
+    }
+
+    // AVX2: widening loads and the NaN-aware max; the tail one element at
+    // a time.
+    void row_body() {
+        const data_type dt = cfg_.src_dt;
+        walk_row(vlen(), nacc(),
+                [&](int u, const Address &a) { load(x(u), a, dt); },
+                [&](int u) { nanmax(acc(u), x(u), tmp(u)); },
+                [&] {
+                    Label l_scalar;
+                    L(l_scalar);
+                    load_bcast(x(0), ptr[reg_ptr], dt, Xmm(tmp(0).getIdx()));
+                    nanmax(acc(0), x(0), tmp(0));
+                    add(reg_ptr, ssz());
+                    dec(reg_left);
+                    jnz(l_scalar, T_NEAR);
+                });
     }
 
     // Short rows: per output, the lane folding costs as much as the row, so
@@ -262,42 +270,18 @@ private:
     }
 
     void row_body_pairs() {
-        const int per_load = 32;
-        const int loads = nacc() / 2;
-        mov(reg_ptr, reg_row);
-        mov(reg_left, ARG(n));
-        Label l_main, l_one, l_tail, l_done;
-        L(l_main);
-        {
-            cmp(reg_left, loads * per_load);
-            jl(l_one, T_NEAR);
-            for (int u = 0; u < loads; ++u) vmovdqu32(x(u), ptr[reg_ptr + u * 64]);
-            for (int u = 0; u < loads; ++u) take_pairs(u, x(u));
-            add(reg_ptr, loads * 64);
-            sub(reg_left, loads * per_load);
-            jmp(l_main, T_NEAR);
-        }
-        L(l_one);
-        {
-            cmp(reg_left, per_load);
-            jl(l_tail, T_NEAR);
-            vmovdqu32(x(0), ptr[reg_ptr]);
-            take_pairs(0, x(0));
-            add(reg_ptr, 64);
-            sub(reg_left, per_load);
-            jmp(l_one, T_NEAR);
-        }
-        L(l_tail);
-        test(reg_left, reg_left);
-        jz(l_done, T_NEAR);
-        // Lanes past the row keep -inf: harmless to the max, not NaN.
-        mov(eax, -1);
-        bzhi(eax, eax, reg_left.cvt32());
-        kmovd(k_tail_, eax);
-        vmovdqa32(x(0), neg_inf_pairs());
-        vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
-        take_pairs(0, x(0));
-        L(l_done);
+        walk_row(32, nacc() / 2,
+                [&](int u, const Address &a) { vmovdqu32(x(u), a); },
+                [&](int u) { take_pairs(u, x(u)); },
+                [&] {
+                    // Lanes past the row keep -inf: harmless to the max, not NaN.
+                    mov(eax, -1);
+                    bzhi(eax, eax, reg_left.cvt32());
+                    kmovd(k_tail_, eax);
+                    vmovdqa32(x(0), neg_inf_pairs());
+                    vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
+                    take_pairs(0, x(0));
+                });
     }
 
     // AVX-512 f32: a plain vmaxps per vector, NaN tracked as the largest
@@ -310,40 +294,17 @@ private:
     }
 
     void row_body_f32() {
-        const int step = nacc() * vlen();
-        mov(reg_ptr, reg_row);
-        mov(reg_left, ARG(n));
-        Label l_main, l_one, l_tail, l_done;
-        L(l_main);
-        {
-            cmp(reg_left, step);
-            jl(l_one, T_NEAR);
-            for (int i = 0; i < nacc(); ++i) vmovups(x(i), ptr[reg_ptr + i * vlen() * 4]);
-            for (int i = 0; i < nacc(); ++i) take_f32(i, x(i));
-            add(reg_ptr, step * 4);
-            sub(reg_left, step);
-            jmp(l_main, T_NEAR);
-        }
-        L(l_one);
-        {
-            cmp(reg_left, vlen());
-            jl(l_tail, T_NEAR);
-            vmovups(x(0), ptr[reg_ptr]);
-            take_f32(0, x(0));
-            add(reg_ptr, vlen() * 4);
-            sub(reg_left, vlen());
-            jmp(l_one, T_NEAR);
-        }
-        L(l_tail);
-        test(reg_left, reg_left);
-        jz(l_done, T_NEAR);
-        // Lanes past the row stay zero and out of the max (merge mask).
-        set_tail_mask(reg_left);
-        vmovups(x(0) | k_tail_ | T_z, ptr[reg_ptr]);
-        vmaxps(acc(1) | k_tail_, acc(1), x(0));
-        vpandd(tmp(0), x(0), abs_mask());
-        vpmaxud(absmax(), absmax(), tmp(0));
-        L(l_done);
+        walk_row(vlen(), nacc(),
+                [&](int u, const Address &a) { vmovups(x(u), a); },
+                [&](int u) { take_f32(u, x(u)); },
+                [&] {
+                    // Lanes past the row stay zero and out of the max (merge mask).
+                    set_tail_mask(reg_left);
+                    vmovups(x(0) | k_tail_ | T_z, ptr[reg_ptr]);
+                    vmaxps(acc(1) | k_tail_, acc(1), x(0));
+                    vpandd(tmp(0), x(0), abs_mask());
+                    vpmaxud(absmax(), absmax(), tmp(0));
+                });
     }
 
     // The accumulators' tree, then lanes, with plain maxes; the output is
@@ -364,49 +325,50 @@ private:
         vmaxps(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
         vmovshdup(Xmm(t.getIdx()), Xmm(r.getIdx()));
         vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+        const Xmm rx(r.getIdx()), tx(t.getIdx());
         Label l_nan, l_store, l_done;
-        if (!pairs()) {
+        // Any |bits| above infinity: NaN.
+        if (pairs()) {
+            bcast16(scratch(0), nan_above());
+            vpcmpuw(k_ord_, absmax(), scratch(0), 6);  // greater than
+            kortestd(k_ord_, k_ord_);
+        } else {
             vpmaxud(absmax(), absmax(), absmax2());
             mov(eax, 0x7f800000);
             vpbroadcastd(scratch(0), eax);
             vpcmpud(k_ord_, absmax(), scratch(0), 6);  // greater than
             kortestw(k_ord_, k_ord_);
-            jnz(l_nan, T_NEAR);
-            cmp(ARG(accumulate), 0);
-            je(l_store, T_NEAR);
-            vmovss(Xmm(t.getIdx()), dword[reg_dst]);
-            vucomiss(Xmm(t.getIdx()), Xmm(t.getIdx()));
-            jp(l_nan, T_NEAR);
-            vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
-            L(l_store);
-            vmovss(dword[reg_dst], Xmm(r.getIdx()));
-            jmp(l_done, T_NEAR);
-            L(l_nan);
-            mov(dword[reg_dst], 0x7fc00000);
-            L(l_done);
-            return;
         }
-        bcast16(scratch(0), nan_above());
-        vpcmpuw(k_ord_, absmax(), scratch(0), 6);  // greater than
-        kortestd(k_ord_, k_ord_);
         jnz(l_nan, T_NEAR);
         cmp(ARG(accumulate), 0);
         je(l_store, T_NEAR);
-        movzx(r11d, word[reg_dst]);
-        mov(eax, r11d);
-        and_(eax, 0x7fff);
-        cmp(eax, nan_above());
-        ja(l_nan, T_NEAR);
-        shl(r11d, 16);
-        vmovd(Xmm(t.getIdx()), r11d);
-        vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
+        // Join dst: NaN there is NaN out; otherwise into rx as an f32.
+        if (pairs()) {
+            movzx(r11d, word[reg_dst]);
+            mov(eax, r11d);
+            and_(eax, 0x7fff);
+            cmp(eax, nan_above());
+            ja(l_nan, T_NEAR);
+            shl(r11d, 16);
+            vmovd(tx, r11d);
+        } else {
+            vmovss(tx, dword[reg_dst]);
+            vucomiss(tx, tx);
+            jp(l_nan, T_NEAR);
+        }
+        vmaxss(rx, rx, tx);
         L(l_store);
-        vmovd(eax, Xmm(r.getIdx()));
-        shr(eax, 16);
-        mov(word[reg_dst], ax);
+        if (pairs()) {
+            vmovd(eax, rx);
+            shr(eax, 16);
+            mov(word[reg_dst], ax);
+        } else {
+            vmovss(dword[reg_dst], rx);
+        }
         jmp(l_done, T_NEAR);
         L(l_nan);
-        mov(word[reg_dst], quiet_nan());
+        if (pairs()) mov(word[reg_dst], quiet_nan());
+        else mov(dword[reg_dst], 0x7fc00000);
         L(l_done);
     }
 
