@@ -275,9 +275,7 @@ private:
                 [&](int u) { take_pairs(u, x(u)); },
                 [&] {
                     // Lanes past the row keep -inf: harmless to the max, not NaN.
-                    mov(eax, -1);
-                    bzhi(eax, eax, reg_left.cvt32());
-                    kmovd(k_tail_, eax);
+                    set_tail_mask(reg_left, 32);
                     vmovdqa32(x(0), neg_inf_pairs());
                     vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
                     take_pairs(0, x(0));

@@ -99,13 +99,7 @@ private:
             // The tail mask is the same for every row of the tile.
             mov(reg_cnt, reg_tcols);
             and_(reg_cnt, step() - 1);
-            if (pairs()) {
-                mov(eax, -1);
-                bzhi(eax, eax, reg_cnt.cvt32());
-                kmovd(k_tail_, eax);
-            } else {
-                set_tail_mask(reg_cnt);
-            }
+            set_tail_mask(reg_cnt, step());
             lea(rax, ptr[reg_rs + reg_rs * 2]);
         }
         mov(reg_p0, reg_tsrc);

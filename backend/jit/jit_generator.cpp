@@ -141,10 +141,11 @@ void jit_generator::reduce_lanes(int v, int t1, int t2) {
     nanmax(Xmm(v), Xmm(t1), Xmm(t2));
 }
 
-void jit_generator::set_tail_mask(const Reg64 &count) {
+void jit_generator::set_tail_mask(const Reg64 &count, int lanes) {
     mov(eax, -1);
     bzhi(eax, eax, count.cvt32());
-    kmovw(k_tail_, eax);
+    if (lanes == 32) kmovd(k_tail_, eax);
+    else kmovw(k_tail_, eax);
 }
 
 uint16_t jit_generator::nan_above() const {
