@@ -285,8 +285,8 @@ void roofline::run() {
 }
 
 onednn_reduce::onednn_reduce(const crest::impl::reduce_problem &p,
-        const void *src, void *dst, int threads)
-    : pool_(threads), src_(src), dst_(dst) {
+        const void *src, void *dst, const crest::impl::thread_pool &pool)
+    : pool_(pool), src_(src), dst_(dst) {
     namespace dnnl_backend = crest::impl::dnnl_backend;
     // Same thread count as the crest engine, set before the primitive is
     // made (oneDNN reads it when it plans the work).

@@ -64,12 +64,13 @@ private:
     std::vector<float> results_;  // one per thread, a cache line apart
 };
 
-// The same reduction as a directly called oneDNN primitive on `threads`
-// threads (its OpenMP team is sized to match).
+// The same reduction as a directly called oneDNN primitive, made with the
+// crest engine's pool as the roofline is; its OpenMP team is sized to the
+// pool's thread count.
 class onednn_reduce {
 public:
     onednn_reduce(const crest::impl::reduce_problem &p, const void *src,
-            void *dst, int threads);
+            void *dst, const crest::impl::thread_pool &pool);
     bool ok() const { return kernel_ != nullptr; }
     const std::string &impl() const { return impl_; }  // "dnnl:jit:uni", ...
     const std::string &why_not() const { return why_; }
@@ -80,7 +81,7 @@ public:
     void run();
 
 private:
-    crest::impl::thread_pool pool_;
+    const crest::impl::thread_pool &pool_;
     crest::impl::kernel_ptr kernel_;
     std::string impl_, why_, runtime_;
     int omp_threads_ = 0;

@@ -315,13 +315,13 @@ void run_perf(run_state &st, const crest::engine &eng,
     }
     for (const auto &cp : cps)
         pf.kernel += (pf.kernel.empty() ? "" : ";") + cp.get_kernel_name();
-    const int threads = eng.get_num_threads();
 
     std::vector<std::function<void()>> fs;
     fs.push_back([&] {
         for (size_t i = 0; i < cps.size(); ++i) cps[i].execute(strm, b.ins[i], b.outs[i]);
     });
-    roofline roof(static_cast<size_t>(pf.bytes), eng.get_impl()->pool);
+    const crest::impl::thread_pool &pool = eng.get_impl()->pool;
+    roofline roof(static_cast<size_t>(pf.bytes), pool);
     fs.push_back([&] { roof.run(); });
 
     // The same ReduceMax as a direct oneDNN primitive (one-op partitions).
@@ -333,7 +333,7 @@ void run_perf(run_state &st, const crest::engine &eng,
     if (single_reduce_max(st, &prob, &src_id, &dst)) {
         dbuf = std::make_unique<buffer>(span_bytes(*dst));
         one = std::make_unique<onednn_reduce>(
-                prob, st.inputs.at(src_id)->data(), dbuf->data(), threads);
+                prob, st.inputs.at(src_id)->data(), dbuf->data(), pool);
         if (one->ok()) fs.push_back([&] { one->run(); });
         else if (st.g.verbose >= 1)
             std::printf("  onednn: none (%s)\n", one->why_not().c_str());
