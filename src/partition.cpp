@@ -163,7 +163,10 @@ compiled_partition partition::compile(const std::vector<logical_tensor> &inputs,
     for (size_t i = 0; i < ins.size(); ++i) check_compile_input(p, ins[i], p.inputs[i]);
     auto cp = std::make_shared<compiled_partition::impl>(
             compiled_partition::impl {impl_, p.compile(p, ins, outs, eng), eng, ""});
-    cp->log_tensors = ci::describe_tensors(cp->exe->inputs, cp->exe->outputs);
+    // Only the verbose log reads it; formatting it costs a quarter of a
+    // cold first compile.
+    if (ci::verbose_enabled())
+        cp->log_tensors = ci::describe_tensors(cp->exe->inputs, cp->exe->outputs);
     return compiled_partition(std::move(cp));
 }
 

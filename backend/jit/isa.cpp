@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <xbyak/xbyak_util.h>
+#include <cpuid.h>
 
 #include "backend/jit/jit_backend.hpp"
 
@@ -13,6 +13,31 @@ namespace crest::impl::jit {
 namespace {
 // -1: no override.
 std::atomic<int> g_override{-1};
+
+// Only the three CPUID leaves the kernels depend on. Xbyak's full probe
+// (util::Cpu) walks every cache and topology leaf; each CPUID exits to the
+// hypervisor in a VM (about 6 us here), and that probe alone cost some
+// 250 us of the first compile in a process.
+isa_t detect_isa() {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, nullptr) < 7) return isa_t::none;
+    __cpuid(1, a, b, c, d);
+    const bool osxsave = c & (1u << 27), avx = c & (1u << 28), f16c = c & (1u << 29);
+    if (!osxsave || !avx) return isa_t::none;
+    // XCR0: the OS saves the SSE and AVX state (bits 1, 2), and the opmask
+    // and upper ZMM state (bits 5, 6, 7).
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    const bool os_avx = (lo & 0x6) == 0x6, os_avx512 = (lo & 0xe6) == 0xe6;
+    __cpuid_count(7, 0, a, b, c, d);
+    const auto bit = [&](int n) { return (b >> n) & 1u; };
+    const bool avx2 = bit(5), bmi2 = bit(8), f = bit(16), dq = bit(17), bw = bit(30),
+               vl = bit(31);
+    if (os_avx512 && f && bw && vl && dq && bmi2) return isa_t::avx512_core;
+    if (os_avx && avx2 && f16c) return isa_t::avx2;
+    return isa_t::none;
+}
+
 } // namespace
 
 const char *isa_name(isa_t isa) {
@@ -33,16 +58,7 @@ bool parse_isa(const char *s, isa_t *out) {
 }
 
 isa_t cpu_isa() {
-    static const isa_t detected = [] {
-        using C = Xbyak::util::Cpu;
-        const C cpu;
-        if (cpu.has(C::tAVX512F) && cpu.has(C::tAVX512BW)
-                && cpu.has(C::tAVX512VL) && cpu.has(C::tAVX512DQ)
-                && cpu.has(C::tBMI2))
-            return isa_t::avx512_core;
-        if (cpu.has(C::tAVX2) && cpu.has(C::tF16C)) return isa_t::avx2;
-        return isa_t::none;
-    }();
+    static const isa_t detected = detect_isa();
     return detected;
 }
 

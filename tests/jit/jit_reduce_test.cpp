@@ -5,6 +5,8 @@
 // zero-size dims, rank 0 to 12, empty mask.
 #include "tests/jit/jit_test_util.hpp"
 
+#include <xbyak/xbyak_util.h>
+
 namespace crest::impl::jit::test {
 namespace {
 
@@ -275,6 +277,20 @@ TEST(JitIsa, CapByEnvironment) {
     }
     unsetenv("CREST_MAX_CPU_ISA");
     EXPECT_STREQ(max_isa_name(), isa_name(cpu_isa()));
+}
+
+// crest reads three CPUID leaves itself (isa.cpp); Xbyak's full probe must
+// name the same ISA.
+TEST(JitIsa, DetectionMatchesXbyakProbe) {
+    using C = Xbyak::util::Cpu;
+    const C cpu;
+    isa_t want = isa_t::none;
+    if (cpu.has(C::tAVX512F) && cpu.has(C::tAVX512BW) && cpu.has(C::tAVX512VL)
+            && cpu.has(C::tAVX512DQ) && cpu.has(C::tBMI2))
+        want = isa_t::avx512_core;
+    else if (cpu.has(C::tAVX2) && cpu.has(C::tF16C))
+        want = isa_t::avx2;
+    EXPECT_STREQ(isa_name(cpu_isa()), isa_name(want));
 }
 
 } // namespace
