@@ -28,10 +28,19 @@ private:
     const Reg64 reg_row = r8;
     const Reg64 reg_rows = r9;
     const Reg64 reg_rs = r10;
-    const Reg64 reg_tail = r11;
+    const Reg64 reg_rs3 = r11;   // 3 * row stride (first the tail count)
 
     int nv() const { return cfg_.unroll; }
-    Xmm acc(int i) const { return vmm(i); }
+    // Accumulator sets: consecutive rows go to different sets, so that the
+    // NaN-aware max chain (compare into a mask, masked max) of one set
+    // overlaps the next row's. On AVX-512 up to 4 sets fit in zmm0-15.
+    int sets() const {
+        if (!is512()) return 1;
+        int s = 1;
+        while (s < 4 && 2 * s * nv() <= 16) s *= 2;
+        return s;
+    }
+    Xmm acc(int i, int set = 0) const { return vmm(set * nv() + i); }
     Xmm x(int i) const { return is512() ? vmm(16 + i) : vmm(8 + i % 4); }
     Xmm tmp(int i) const { return is512() ? vmm(16 + i) : vmm(12 + i % 4); }
     bool masked(int i) const { return is512() && i == nv() - 1; }
@@ -41,16 +50,37 @@ private:
         else load(v, a, dt);
     }
 
+    // Row `set` past reg_row (reg_rs3 holds 3 * row stride).
+    Address row(int set, int i) const {
+        const int off = i * vlen() * ssz();
+        switch (set) {
+            case 0: return ptr[reg_row + off];
+            case 1: return ptr[reg_row + reg_rs + off];
+            case 2: return ptr[reg_row + reg_rs * 2 + off];
+            default: return ptr[reg_row + reg_rs3 + off];
+        }
+    }
+
+    void one_row(int set) {
+        for (int i = 0; i < nv(); ++i) {
+            ld(i, x(i), row(set, i), cfg_.src_dt);
+            nanmax(acc(i, set), x(i), tmp(i));
+        }
+    }
+
     void generate() override {
+        if (pairs()) return generate_pairs();
         mov(reg_rs, ARG(row_stride));
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
         if (is512()) {
-            mov(reg_tail, ARG(ncols));
-            sub(reg_tail, (nv() - 1) * vlen());
-            set_tail_mask(reg_tail);
+            mov(reg_rs3, ARG(ncols));
+            sub(reg_rs3, (nv() - 1) * vlen());
+            set_tail_mask(reg_rs3);
         }
+        lea(reg_rs3, ptr[reg_rs + reg_rs * 2]);
+        const int ns = sets();
         Label l_outer;
         L(l_outer);
         {
@@ -64,19 +94,35 @@ private:
             bcast_neg_inf(acc(0));
             for (int i = 1; i < nv(); ++i) vmovaps(acc(i), acc(0));
             L(l_rows);
+            // Sets past the first start at -inf (no effect on the max).
+            if (ns > 1) bcast_neg_inf(acc(0, 1));
+            for (int k = nv() + 1; k < ns * nv(); ++k) vmovaps(vmm(k), acc(0, 1));
             mov(reg_row, reg_src);
             mov(reg_rows, ARG(rows));
-            Label l_row;
-            L(l_row);
+            Label l_group, l_single, l_done;
+            L(l_group);
             {
-                for (int i = 0; i < nv(); ++i) {
-                    ld(i, x(i), ptr[reg_row + i * vlen() * ssz()], cfg_.src_dt);
-                    nanmax(acc(i), x(i), tmp(i));
-                }
+                cmp(reg_rows, ns);
+                jl(l_single, T_NEAR);
+                for (int set = 0; set < ns; ++set) one_row(set);
+                lea(reg_row, ptr[reg_row + reg_rs * ns]);
+                sub(reg_rows, ns);
+                jmp(l_group, T_NEAR);
+            }
+            L(l_single);
+            {
+                test(reg_rows, reg_rows);
+                jz(l_done, T_NEAR);
+                one_row(0);
                 add(reg_row, reg_rs);
                 dec(reg_rows);
-                jnz(l_row, T_NEAR);
+                jmp(l_single, T_NEAR);
             }
+            L(l_done);
+            for (int w = 1; w < ns; w *= 2)
+                for (int set = 0; set + w < ns; set += 2 * w)
+                    for (int i = 0; i < nv(); ++i)
+                        nanmax(acc(i, set), acc(i, set + w), tmp(i));
             for (int i = 0; i < nv(); ++i) {
                 const Address a = ptr[reg_dst + i * vlen() * dsz()];
                 if (masked(i)) store_tail(a, acc(i), cfg_.dst_dt, x(0));
@@ -89,6 +135,119 @@ private:
         }
         vzeroupper();
         ret();
+    }
+
+    // --- bf16/f16 on AVX-512: 16-bit pairs (jit_generator::pairs()) ---
+    // Each 64-byte vector of 32 columns keeps an even and an odd f32-ordered
+    // accumulator and the largest |bits| per column: plain vmaxps and
+    // vpmaxuw, with no compare-into-mask per row (the mask unit was the
+    // bottleneck of the widening path: one mask op per 16 columns per row).
+    int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts 16 lanes
+    Xmm even(int i) const { return vmm(i); }
+    Xmm odd(int i) const { return vmm(8 + i); }
+    Xmm absmax(int i) const { return vmm(16 + i); }
+    Xmm c_abs() const { return vmm(24); }
+    Xmm c_hi() const { return vmm(25); }
+    Xmm c_neg_inf() const { return vmm(26); }
+    Xmm c_nan_above() const { return vmm(27); }
+    Xmm c_qnan() const { return vmm(28); }
+    Xmm px() const { return vmm(29); }
+    Xmm pev() const { return vmm(30); }
+    Xmm ptmp() const { return vmm(31); }
+    // The last vector takes a 16-bit masked load only when the columns end
+    // inside it: such a load costs several times a plain one here, so a
+    // column count that fills its vectors runs a copy of the loop without.
+    bool tail_ = true;
+    bool pmasked(int i) const { return tail_ && i == npv() - 1; }
+
+    void ld_pairs(int i, const Xmm &v, const Address &a) {
+        if (!pmasked(i)) {
+            vmovdqu32(v, a);
+        } else {
+            vmovdqa32(v, c_neg_inf());
+            vmovdqu16(v | k_tail_, a);
+        }
+    }
+
+    void generate_pairs() {
+        mov(reg_rs, ARG(row_stride));
+        mov(reg_src, ARG(src));
+        mov(reg_dst, ARG(dst));
+        mov(reg_outer, ARG(n_outer));
+        mov(reg_rs3, ARG(ncols));
+        sub(reg_rs3, (npv() - 1) * 32);
+        set_tail_mask(reg_rs3, 32);
+        bcast16(c_abs(), 0x7fff);
+        mov(eax, 0xffff0000u);
+        vpbroadcastd(c_hi(), eax);
+        bcast16(c_neg_inf(), neg_inf16());
+        bcast16(c_nan_above(), nan_above());
+        bcast16(c_qnan(), quiet_nan());
+        Label l_whole, l_end;
+        mov(rax, ARG(ncols));
+        test(eax, 31);
+        jz(l_whole, T_NEAR);
+        tail_ = true;
+        outer_loop_pairs();
+        jmp(l_end, T_NEAR);
+        L(l_whole);
+        tail_ = false;
+        outer_loop_pairs();
+        L(l_end);
+        vzeroupper();
+        ret();
+    }
+
+    // Every outer slice: fresh or accumulated start, all rows, NaN fix-up, store.
+    void outer_loop_pairs() {
+        Label l_outer;
+        L(l_outer);
+        {
+            Label l_fresh, l_rows;
+            cmp(ARG(accumulate), 0);
+            je(l_fresh, T_NEAR);
+            for (int i = 0; i < npv(); ++i) {
+                ld_pairs(i, odd(i), ptr[reg_dst + i * 64]);
+                vpandd(absmax(i), odd(i), c_abs());
+                split_pairs(even(i), odd(i), c_hi());
+            }
+            jmp(l_rows, T_NEAR);
+            L(l_fresh);
+            vpslld(even(0), c_neg_inf(), 16);
+            for (int i = 0; i < npv(); ++i) {
+                if (i) vmovaps(even(i), even(0));
+                vmovaps(odd(i), even(0));
+                vpxord(absmax(i), absmax(i), absmax(i));
+            }
+            L(l_rows);
+            mov(reg_row, reg_src);
+            mov(reg_rows, ARG(rows));
+            Label l_row;
+            L(l_row);
+            {
+                for (int i = 0; i < npv(); ++i) {
+                    ld_pairs(i, px(), ptr[reg_row + i * 64]);
+                    track_abs(absmax(i), px(), c_abs(), ptmp());
+                    split_pairs(pev(), px(), c_hi());
+                    vmaxps(even(i), even(i), pev());
+                    vmaxps(odd(i), odd(i), px());
+                }
+                add(reg_row, reg_rs);
+                dec(reg_rows);
+                jnz(l_row, T_NEAR);
+            }
+            for (int i = 0; i < npv(); ++i) {
+                merge_pairs(px(), even(i), odd(i));
+                vpcmpuw(k_ord_, absmax(i), c_nan_above(), 6);  // greater than
+                vmovdqu16(px() | k_ord_, c_qnan());
+                if (pmasked(i)) vmovdqu16(ptr[reg_dst + i * 64] | k_tail_, px());
+                else vmovdqu32(ptr[reg_dst + i * 64], px());
+            }
+            add(reg_src, ARG(outer_src_stride));
+            add(reg_dst, ARG(outer_dst_stride));
+            dec(reg_outer);
+            jnz(l_outer, T_NEAR);
+        }
     }
 };
 

@@ -93,6 +93,22 @@ TEST_P(JitReduce, VerticalSweep) {
     }
 }
 
+// Few columns (register-held, vert_reg): consecutive rows go to up to 4
+// accumulator sets. Every row count around the set sizes, a NaN in each
+// row (so in each set and in the single-row remainder), outer slices, and
+// an extra reduced dim (calls that accumulate into dst).
+TEST_P(JitReduce, RegisterColumnSets) {
+    for (int64_t m : {1, 15, 16, 17, 32, 64, 100, 128, 129, 256}) {
+        for (int64_t rows : {1, 2, 3, 4, 5, 7, 8, 9, 13}) {
+            const std::string name = run(make_problem(dt(), {rows, m}, 1));
+            for (int64_t r = 0; r < rows; ++r)
+                run(make_problem(dt(), {rows, m}, 1), {{size_t(r * m + (r * 7) % m)}, false});
+            run(make_problem(dt(), {3, rows, m}, 2), {{size_t((2 * rows + rows - 1) * m)}, false});
+            run(make_problem(dt(), {5, rows, m}, 5), {{size_t(4 * rows * m + m - 1)}, true});
+        }
+    }
+}
+
 TEST_P(JitReduce, RowsByColumns) {
     const dims_t shapes[] = {{300, 700}, {1000, 1000}, {7, 100000}, {100000, 7},
             {2, 3, 50000}, {4099, 33}, {33, 4099}, {65, 4096 + 17}};
