@@ -109,6 +109,26 @@ TEST_P(JitReduce, RegisterColumnSets) {
     }
 }
 
+// The f32 tile kernels on AVX-512 look for NaN through a sum of the rows;
+// +inf and -inf in one column make that sum NaN with no NaN in the data,
+// and the step must still give +inf. Also each next to a real NaN.
+TEST_P(JitReduce, InfinitiesMeetInAColumn) {
+    const uint32_t pinf = inf_bits(dt(), false), ninf = inf_bits(dt(), true);
+    for (int64_t m : {64, 40, 4096 + 24}) {
+        for (int64_t rows : {1, 2, 8, 9, 17}) {
+            planting pl;
+            for (int64_t c = 0; c < m; c += 7) {
+                pl.bits_at.push_back({size_t((c % rows) * m + c), pinf});
+                pl.bits_at.push_back({size_t(((c + 3) % rows) * m + c), ninf});
+            }
+            run(make_problem(dt(), {rows, m}, 1), pl);
+            pl.nan_at = {size_t((rows - 1) * m + 5), size_t(m / 2)};
+            run(make_problem(dt(), {rows, m}, 1), pl);
+            run(make_problem(dt(), {2, rows, m}, 5), pl);  // accumulating calls
+        }
+    }
+}
+
 TEST_P(JitReduce, RowsByColumns) {
     const dims_t shapes[] = {{300, 700}, {1000, 1000}, {7, 100000}, {100000, 7},
             {2, 3, 50000}, {4099, 33}, {33, 4099}, {65, 4096 + 17}};

@@ -189,6 +189,7 @@ struct planting {
     std::vector<size_t> nan_at;  // element indices (of the src buffer)
     bool ties = false;
     uint32_t nan_bits = 0;       // the NaN planted; 0: the dtype's quiet NaN
+    std::vector<std::pair<size_t, uint32_t>> bits_at {};  // any other values, last
 };
 
 // Runs p with the JIT (current ISA cap) and with ref, compares every dst
@@ -210,6 +211,7 @@ inline std::string check(const reduce_problem &p, const planting &pl = {},
     std::mt19937 rng(seed);
     for (size_t i = 0; i < ns; ++i) put(src.data(), i, p.dt, random_bits(p.dt, rng, pl.ties));
     for (size_t i : pl.nan_at) put(src.data(), i, p.dt, pl.nan_bits ? pl.nan_bits : qnan_bits(p.dt));
+    for (const auto &[i, b] : pl.bits_at) put(src.data(), i, p.dt, b);
     guarded got(nd * es, dst_fill), want(nd * es, dst_fill);
     const void *in[] = {src.data()};
     void *out[] = {got.data()};
