@@ -109,9 +109,10 @@ TEST_P(JitReduce, RegisterColumnSets) {
     }
 }
 
-// The f32 tile kernels on AVX-512 look for NaN through a sum of the rows;
+// The f32 tile passes on AVX-512 look for NaN through a sum of the rows:
 // +inf and -inf in one column make that sum NaN with no NaN in the data,
-// and the step must still give +inf. Also each next to a real NaN.
+// and the result must still be +inf. Also next to a real NaN. The same for
+// short inner rows (blocks of 16 outputs), should they take that route.
 TEST_P(JitReduce, InfinitiesMeetInAColumn) {
     const uint32_t pinf = inf_bits(dt(), false), ninf = inf_bits(dt(), true);
     for (int64_t m : {64, 40, 4096 + 24}) {
@@ -126,6 +127,18 @@ TEST_P(JitReduce, InfinitiesMeetInAColumn) {
             run(make_problem(dt(), {rows, m}, 1), pl);
             run(make_problem(dt(), {2, rows, m}, 5), pl);  // accumulating calls
         }
+    }
+    // Short inner rows (blocks of 16 outputs).
+    for (int64_t n : {16, 40, 64, 100}) {
+        planting pl;
+        for (int64_t o = 0; o < 37; o += 3) {
+            pl.bits_at.push_back({size_t(o * n + o % n), pinf});
+            pl.bits_at.push_back({size_t(o * n + (o + 5) % n), ninf});
+        }
+        run(make_problem(dt(), {37, n}, 2), pl);
+        pl.nan_at = {size_t(20 * n + n - 1)};
+        run(make_problem(dt(), {37, n}, 2), pl);
+        run(make_problem(dt(), {3, 37, n}, 5), pl);
     }
 }
 
