@@ -288,29 +288,39 @@ private:
         }
     }
 
+    // bf16/f16 as 16-bit integers: key(x) = x ^ (sign(x) ? 0x7fff : 0) orders
+    // like the values in signed 16-bit lanes (and is its own inverse), so a
+    // vpmaxsw tree is the max, with positive NaNs above +inf. Negative NaNs
+    // sort low; they show as an unsigned max of the raw bits above -inf,
+    // and turn the lane into the quiet NaN. Two ops per row fewer than the
+    // even/odd pairs, which matters at memory speed (performance.md).
+    void to_key(const Xmm &x, const Xmm &t) {
+        vpsraw(t, x, 15);
+        vpternlogd(x, t, c_abs(), 0x78);  // x ^ (t & 0x7fff)
+    }
+
     void group_body_pairs(mode m, int g, bool fresh) {
-        const Xmm absmax = v(16), tmp = v(17), d = v(18);
-        auto even = [&](int k) { return v(8 + k); };
+        auto raw = [&](int i) { return v(8 + i); };
+        const Xmm d = v(16), t = v(17);
         for (int k = 0; k < g; ++k) ld_pairs(m, v(k), row(k));
-        if (!fresh) ld_pairs(m, d, ptr[reg_pd]);
-        vpandd(absmax, fresh ? v(0) : d, c_abs());
-        for (int k = fresh ? 1 : 0; k < g; ++k) track_abs(absmax, v(k), c_abs(), tmp);
-        for (int k = 0; k < g; ++k) split_pairs(even(k), v(k), c_hi());
+        if (g == 1) vmovdqa32(raw(0), v(0));
+        for (int i = 0; 2 * i + 1 < g; ++i) vpmaxuw(raw(i), v(2 * i), v(2 * i + 1));
+        for (int w = 1; 2 * w < g; w *= 2)
+            for (int i = 0; i + w < g / 2; i += 2 * w) vpmaxuw(raw(i), raw(i), raw(i + w));
+        for (int k = 0; k < g; ++k) to_key(v(k), vmm(20 + k % 4));
         for (int w = 1; w < g; w *= 2)
-            for (int i = 0; i + w < g; i += 2 * w) {
-                vmaxps(even(i), even(i), even(i + w));
-                vmaxps(v(i), v(i), v(i + w));
-            }
+            for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
         if (!fresh) {
-            split_pairs(tmp, d, c_hi());
-            vmaxps(even(0), even(0), tmp);
-            vmaxps(v(0), v(0), d);
+            ld_pairs(m, d, ptr[reg_pd]);
+            vpmaxuw(raw(0), raw(0), d);
+            to_key(d, t);
+            vpmaxsw(v(0), v(0), d);
         }
-        merge_pairs(d, even(0), v(0));
-        vpcmpuw(k_ord_, absmax, c_nan_above(), 6);  // greater than
-        vmovdqu16(d | k_ord_, c_qnan());
-        if (m == mode::full) vmovdqu32(ptr[reg_pd], d);
-        else vmovdqu16(ptr[reg_pd] | k_tail_, d);
+        to_key(v(0), t);
+        vpcmpuw(k_ord_, raw(0), c_neg_inf(), 6);  // greater than: a negative NaN
+        vmovdqu16(v(0) | k_ord_, c_qnan());
+        if (m == mode::full) vmovdqu32(ptr[reg_pd], v(0));
+        else vmovdqu16(ptr[reg_pd] | k_tail_, v(0));
     }
 };
 
