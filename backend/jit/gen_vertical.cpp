@@ -288,16 +288,11 @@ private:
         }
     }
 
-    // bf16/f16 as 16-bit integers: key(x) = x ^ (sign(x) ? 0x7fff : 0) orders
-    // like the values in signed 16-bit lanes (and is its own inverse), so a
-    // vpmaxsw tree is the max, with positive NaNs above +inf. Negative NaNs
-    // sort low; they show as an unsigned max of the raw bits above -inf,
-    // and turn the lane into the quiet NaN. Two ops per row fewer than the
-    // even/odd pairs, which matters at memory speed (performance.md).
-    void to_key(const Xmm &x, const Xmm &t) {
-        vpsraw(t, x, 15);
-        vpternlogd(x, t, c_abs(), 0x78);  // x ^ (t & 0x7fff)
-    }
+    // bf16/f16 on 16-bit keys (jit_generator::to_key16): a vpmaxsw tree is
+    // the max; an unsigned max of the raw bits above -inf shows a negative
+    // NaN, which turns the lane into the quiet NaN. Two ops per row fewer
+    // than even/odd f32 pairs, which matters at memory speed.
+    void to_key(const Xmm &x, const Xmm &t) { to_key16(x, t, c_abs()); }
 
     void group_body_pairs(mode m, int g, bool fresh) {
         auto raw = [&](int i) { return v(8 + i); };

@@ -137,22 +137,18 @@ private:
         ret();
     }
 
-    // --- bf16/f16 on AVX-512: 16-bit pairs (jit_generator::pairs()) ---
-    // Each 64-byte vector of 32 columns keeps an even and an odd f32-ordered
-    // accumulator and the largest |bits| per column: plain vmaxps and
-    // vpmaxuw, with no compare-into-mask per row (the mask unit was the
-    // bottleneck of the widening path: one mask op per 16 columns per row).
+    // --- bf16/f16 on AVX-512 (jit_generator::pairs()): 16-bit keys ---
+    // Each 64-byte vector of 32 columns keeps the max of its keys
+    // (to_key16, vpmaxsw) and the unsigned max of its raw bits (a negative
+    // NaN shows above -inf): no compare into a mask per row, which was the
+    // bottleneck of the widening path.
     int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts 16 lanes
-    Xmm even(int i) const { return vmm(i); }
-    Xmm odd(int i) const { return vmm(8 + i); }
-    Xmm absmax(int i) const { return vmm(16 + i); }
+    Xmm keymax(int i) const { return vmm(i); }
+    Xmm rawmax(int i) const { return vmm(8 + i); }
     Xmm c_abs() const { return vmm(24); }
-    Xmm c_hi() const { return vmm(25); }
     Xmm c_neg_inf() const { return vmm(26); }
-    Xmm c_nan_above() const { return vmm(27); }
     Xmm c_qnan() const { return vmm(28); }
     Xmm px() const { return vmm(29); }
-    Xmm pev() const { return vmm(30); }
     Xmm ptmp() const { return vmm(31); }
     // The last vector takes a 16-bit masked load only when the columns end
     // inside it: such a load costs several times a plain one here, so a
@@ -178,10 +174,7 @@ private:
         sub(reg_rs3, (npv() - 1) * 32);
         set_tail_mask(reg_rs3, 32);
         bcast16(c_abs(), 0x7fff);
-        mov(eax, 0xffff0000u);
-        vpbroadcastd(c_hi(), eax);
         bcast16(c_neg_inf(), neg_inf16());
-        bcast16(c_nan_above(), nan_above());
         bcast16(c_qnan(), quiet_nan());
         Label l_whole, l_end;
         mov(rax, ARG(ncols));
@@ -207,17 +200,17 @@ private:
             cmp(ARG(accumulate), 0);
             je(l_fresh, T_NEAR);
             for (int i = 0; i < npv(); ++i) {
-                ld_pairs(i, odd(i), ptr[reg_dst + i * 64]);
-                vpandd(absmax(i), odd(i), c_abs());
-                split_pairs(even(i), odd(i), c_hi());
+                ld_pairs(i, keymax(i), ptr[reg_dst + i * 64]);
+                vmovdqa32(rawmax(i), keymax(i));
+                to_key16(keymax(i), ptmp(), c_abs());
             }
             jmp(l_rows, T_NEAR);
             L(l_fresh);
-            vpslld(even(0), c_neg_inf(), 16);
+            vmovdqa32(keymax(0), c_neg_inf());
+            to_key16(keymax(0), ptmp(), c_abs());
             for (int i = 0; i < npv(); ++i) {
-                if (i) vmovaps(even(i), even(0));
-                vmovaps(odd(i), even(0));
-                vpxord(absmax(i), absmax(i), absmax(i));
+                if (i) vmovdqa32(keymax(i), keymax(0));
+                vpxord(rawmax(i), rawmax(i), rawmax(i));
             }
             L(l_rows);
             mov(reg_row, reg_src);
@@ -227,21 +220,20 @@ private:
             {
                 for (int i = 0; i < npv(); ++i) {
                     ld_pairs(i, px(), ptr[reg_row + i * 64]);
-                    track_abs(absmax(i), px(), c_abs(), ptmp());
-                    split_pairs(pev(), px(), c_hi());
-                    vmaxps(even(i), even(i), pev());
-                    vmaxps(odd(i), odd(i), px());
+                    vpmaxuw(rawmax(i), rawmax(i), px());
+                    to_key16(px(), ptmp(), c_abs());
+                    vpmaxsw(keymax(i), keymax(i), px());
                 }
                 add(reg_row, reg_rs);
                 dec(reg_rows);
                 jnz(l_row, T_NEAR);
             }
             for (int i = 0; i < npv(); ++i) {
-                merge_pairs(px(), even(i), odd(i));
-                vpcmpuw(k_ord_, absmax(i), c_nan_above(), 6);  // greater than
-                vmovdqu16(px() | k_ord_, c_qnan());
-                if (pmasked(i)) vmovdqu16(ptr[reg_dst + i * 64] | k_tail_, px());
-                else vmovdqu32(ptr[reg_dst + i * 64], px());
+                to_key16(keymax(i), ptmp(), c_abs());  // back to bits
+                vpcmpuw(k_ord_, rawmax(i), c_neg_inf(), 6);  // greater than
+                vmovdqu16(keymax(i) | k_ord_, c_qnan());
+                if (pmasked(i)) vmovdqu16(ptr[reg_dst + i * 64] | k_tail_, keymax(i));
+                else vmovdqu32(ptr[reg_dst + i * 64], keymax(i));
             }
             add(reg_src, ARG(outer_src_stride));
             add(reg_dst, ARG(outer_dst_stride));

@@ -175,6 +175,11 @@ void jit_generator::merge_pairs(const Xmm &out, const Xmm &even, const Xmm &odd)
     vpord(out, out, odd);
 }
 
+void jit_generator::to_key16(const Xmm &x, const Xmm &t, const Xmm &abs_mask) {
+    vpsraw(t, x, 15);
+    vpternlogd(x, t, abs_mask, 0x78);  // x ^ (t & abs_mask)
+}
+
 void jit_generator::track_abs(const Xmm &absmax, const Xmm &x,
         const Xmm &abs_mask, const Xmm &tmp) {
     vpandd(tmp, x, abs_mask);

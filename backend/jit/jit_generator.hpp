@@ -89,6 +89,12 @@ protected:
     // out = (even >> 16) | odd: the 32 elements again.
     void merge_pairs(const Xbyak::Xmm &out, const Xbyak::Xmm &even,
             const Xbyak::Xmm &odd);
+    // x = key(x) = x ^ (sign ? 0x7fff : 0) per 16-bit lane: bf16/f16 bits
+    // that order like the values as signed 16-bit integers, positive NaNs
+    // above +inf (negative NaNs sort low: see an unsigned max of the raw
+    // bits). Its own inverse. abs_mask holds 0x7fff lanes; t is clobbered.
+    void to_key16(const Xbyak::Xmm &x, const Xbyak::Xmm &t,
+            const Xbyak::Xmm &abs_mask);
     // absmax = max(absmax, x & abs_mask) per 16-bit lane; tmp clobbered.
     void track_abs(const Xbyak::Xmm &absmax, const Xbyak::Xmm &x,
             const Xbyak::Xmm &abs_mask, const Xbyak::Xmm &tmp);
