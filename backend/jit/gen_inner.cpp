@@ -34,12 +34,12 @@ private:
     Xmm x(int i) const { return vmm(nacc() + i); }
     Xmm tmp(int i) const { return vmm(2 * nacc() + (i % 2)); }
     Xmm neg_inf() const { return vmm(2 * nacc() + 2); }
-    // AVX-512: the largest |bits| seen (16-bit lanes for pairs(), else
+    // AVX-512: the largest |bits| seen (16-bit lanes for keys16(), else
     // 32-bit), masks, and scratch (zmm 24..31).
     Xmm absmax() const { return vmm(24); }
     Xmm abs_mask() const { return vmm(25); }
-    Xmm hi_mask() const { return vmm(26); }
-    Xmm neg_inf_pairs() const { return vmm(27); }
+    Xmm key_neg_inf() const { return vmm(26); }  // keys16(): key16 of -inf
+    Xmm neg_inf16v() const { return vmm(27); }
     Xmm scratch(int u) const { return vmm(28 + u % 4); }
     Xmm absmax2() const { return vmm(21); }  // f32: a second |bits| chain
 
@@ -48,11 +48,10 @@ private:
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
         bcast_neg_inf(neg_inf());
-        if (pairs()) {
+        if (keys16()) {
             bcast16(abs_mask(), 0x7fff);
-            mov(eax, 0xffff0000u);
-            vpbroadcastd(hi_mask(), eax);
-            bcast16(neg_inf_pairs(), neg_inf16());
+            bcast16(neg_inf16v(), neg_inf16());
+            bcast16(key_neg_inf(), neg_inf16() ^ 0x7fff);
         } else if (is512()) {
             mov(eax, 0x7fffffff);
             vpbroadcastd(abs_mask(), eax);
@@ -66,7 +65,7 @@ private:
         }
         L(l_out);
         {
-            for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), neg_inf());
+            for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? key_neg_inf() : neg_inf());
             if (is512()) {
                 vpxord(absmax(), absmax(), absmax());
                 vpxord(absmax2(), absmax2(), absmax2());
@@ -76,7 +75,7 @@ private:
             Label l_row;
             L(l_row);
             {
-                if (pairs()) row_body_pairs();
+                if (keys16()) row_body_keys();
                 else if (is512()) row_body_f32();
                 else row_body();
                 add(reg_row, ARG(row_stride));
@@ -261,24 +260,25 @@ private:
         L(l_skip);
     }
 
-    // 64 bytes (32 elements) at a into accumulators 2u and 2u + 1.
-    void take_pairs(int u, const Xmm &x) {
-        track_abs(absmax(), x, abs_mask(), scratch(u));
-        split_pairs(scratch(u), x, hi_mask());
-        vmaxps(acc(2 * u), acc(2 * u), scratch(u));
-        vmaxps(acc(2 * u + 1), acc(2 * u + 1), x);
+    // 64 bytes (32 elements) into accumulator u as 16-bit keys (to_key16);
+    // absmax() keeps the unsigned max of the raw bits: above -inf, a
+    // negative NaN was seen (positive NaNs win the key max themselves).
+    void take_keys(int u, const Xmm &x) {
+        vpmaxuw(absmax(), absmax(), x);
+        to_key16(x, scratch(u), abs_mask());
+        vpmaxsw(acc(u), acc(u), x);
     }
 
-    void row_body_pairs() {
-        walk_row(32, nacc() / 2,
+    void row_body_keys() {
+        walk_row(32, nacc(),
                 [&](int u, const Address &a) { vmovdqu32(x(u), a); },
-                [&](int u) { take_pairs(u, x(u)); },
+                [&](int u) { take_keys(u, x(u)); },
                 [&] {
                     // Lanes past the row keep -inf: harmless to the max, not NaN.
                     set_tail_mask(reg_left, 32);
-                    vmovdqa32(x(0), neg_inf_pairs());
+                    vmovdqa32(x(0), neg_inf16v());
                     vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
-                    take_pairs(0, x(0));
+                    take_keys(0, x(0));
                 });
     }
 
@@ -305,11 +305,11 @@ private:
                 });
     }
 
-    // The accumulators' tree, then lanes, with plain maxes; the output is
-    // NaN if any |bits| was above the dtype's infinity (in src or, when
-    // accumulating, in dst). bf16/f16 values sit in the high halves of
-    // f32 lanes (pairs) and narrow back by a shift.
+    // f32: the accumulators' tree, then lanes, with plain maxes; the output
+    // is NaN if any |bits| was above infinity (in src or, when
+    // accumulating, in dst). bf16/f16 go to fold_and_store_keys.
     void fold_and_store_flagged() {
+        if (keys16()) return fold_and_store_keys();
         for (int w = 1; w < nacc(); w *= 2)
             for (int i = 0; i + w < nacc(); i += 2 * w)
                 vmaxps(acc(i), acc(i), acc(i + w));
@@ -326,47 +326,67 @@ private:
         const Xmm rx(r.getIdx()), tx(t.getIdx());
         Label l_nan, l_store, l_done;
         // Any |bits| above infinity: NaN.
-        if (pairs()) {
-            bcast16(scratch(0), nan_above());
-            vpcmpuw(k_ord_, absmax(), scratch(0), 6);  // greater than
-            kortestd(k_ord_, k_ord_);
-        } else {
-            vpmaxud(absmax(), absmax(), absmax2());
-            mov(eax, 0x7f800000);
-            vpbroadcastd(scratch(0), eax);
-            vpcmpud(k_ord_, absmax(), scratch(0), 6);  // greater than
-            kortestw(k_ord_, k_ord_);
-        }
+        vpmaxud(absmax(), absmax(), absmax2());
+        mov(eax, 0x7f800000);
+        vpbroadcastd(scratch(0), eax);
+        vpcmpud(k_ord_, absmax(), scratch(0), 6);  // greater than
+        kortestw(k_ord_, k_ord_);
         jnz(l_nan, T_NEAR);
         cmp(ARG(accumulate), 0);
         je(l_store, T_NEAR);
-        // Join dst: NaN there is NaN out; otherwise into rx as an f32.
-        if (pairs()) {
-            movzx(r11d, word[reg_dst]);
-            mov(eax, r11d);
-            and_(eax, 0x7fff);
-            cmp(eax, nan_above());
-            ja(l_nan, T_NEAR);
-            shl(r11d, 16);
-            vmovd(tx, r11d);
-        } else {
-            vmovss(tx, dword[reg_dst]);
-            vucomiss(tx, tx);
-            jp(l_nan, T_NEAR);
-        }
+        // Join dst: NaN there is NaN out.
+        vmovss(tx, dword[reg_dst]);
+        vucomiss(tx, tx);
+        jp(l_nan, T_NEAR);
         vmaxss(rx, rx, tx);
         L(l_store);
-        if (pairs()) {
-            vmovd(eax, rx);
-            shr(eax, 16);
-            mov(word[reg_dst], ax);
-        } else {
-            vmovss(dword[reg_dst], rx);
-        }
+        vmovss(dword[reg_dst], rx);
         jmp(l_done, T_NEAR);
         L(l_nan);
-        if (pairs()) mov(word[reg_dst], quiet_nan());
-        else mov(dword[reg_dst], 0x7fc00000);
+        mov(dword[reg_dst], 0x7fc00000);
+        L(l_done);
+    }
+
+    // bf16/f16: the accumulators' keys folded with vpmaxsw (tree, then
+    // halves down to one word), joined with dst's key when accumulating,
+    // and turned back into bits. NaN out if a negative NaN was seen or dst
+    // holds a NaN; a positive NaN comes out of the key max by itself.
+    void fold_and_store_keys() {
+        for (int w = 1; w < nacc(); w *= 2)
+            for (int i = 0; i + w < nacc(); i += 2 * w)
+                vpmaxsw(acc(i), acc(i), acc(i + w));
+        const int r = acc(0).getIdx(), t = x(0).getIdx();
+        vextracti32x8(Ymm(t), Zmm(r), 1);
+        vpmaxsw(Ymm(r), Ymm(r), Ymm(t));
+        vextracti128(Xmm(t), Ymm(r), 1);
+        vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
+        vpshufd(Xmm(t), Xmm(r), 0x4e);  // swap the 64-bit halves
+        vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
+        vpshufd(Xmm(t), Xmm(r), 0xb1);  // swap the 32-bit halves
+        vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
+        vpsrld(Xmm(t), Xmm(r), 16);
+        vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
+        const Xmm rx(r), tx(t), sx(scratch(1).getIdx()), mask(abs_mask().getIdx());
+        Label l_nan, l_store, l_done;
+        vpcmpuw(k_ord_, absmax(), neg_inf16v(), 6);  // greater than -inf: negative NaN
+        kortestd(k_ord_, k_ord_);
+        jnz(l_nan, T_NEAR);
+        cmp(ARG(accumulate), 0);
+        je(l_store, T_NEAR);
+        movzx(eax, word[reg_dst]);
+        vmovd(tx, eax);
+        and_(eax, 0x7fff);
+        cmp(eax, nan_above());
+        ja(l_nan, T_NEAR);
+        to_key16(tx, sx, mask);
+        vpmaxsw(rx, rx, tx);
+        L(l_store);
+        to_key16(rx, sx, mask);
+        vmovd(eax, rx);
+        mov(word[reg_dst], ax);
+        jmp(l_done, T_NEAR);
+        L(l_nan);
+        mov(word[reg_dst], quiet_nan());
         L(l_done);
     }
 

@@ -40,14 +40,12 @@ private:
     enum class mode { full, tail, scalar };
 
     Xmm v(int i) const { return vmm(i); }
-    // pairs(): constants in zmm 24..28 (see jit_generator::pairs).
+    // keys16(): constants in zmm 24, 26, 28 (see jit_generator::keys16).
     Xmm c_abs() const { return vmm(24); }
-    Xmm c_hi() const { return vmm(25); }
     Xmm c_neg_inf() const { return vmm(26); }
-    Xmm c_nan_above() const { return vmm(27); }
     Xmm c_qnan() const { return vmm(28); }
-    // Columns per step: a vector of f32 lanes, or 32 elements as pairs.
-    int step() const { return pairs() ? 32 : vlen(); }
+    // Columns per step: a vector of f32 lanes, or 32 16-bit elements.
+    int step() const { return keys16() ? 32 : vlen(); }
 
     void generate() override {
         push(rbx); push(rbp); push(r12); push(r13); push(r14); push(r15);
@@ -55,12 +53,9 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
-        if (pairs()) {
+        if (keys16()) {
             bcast16(c_abs(), 0x7fff);
-            mov(eax, 0xffff0000u);
-            vpbroadcastd(c_hi(), eax);
             bcast16(c_neg_inf(), neg_inf16());
-            bcast16(c_nan_above(), nan_above());
             bcast16(c_qnan(), quiet_nan());
         }
         Label l_outer;
@@ -216,7 +211,7 @@ private:
     // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.
     // Junk lanes of a masked tail are zero and never stored.
     void group_body(mode m, int g, bool fresh) {
-        if (pairs()) return group_body_pairs(m, g, fresh);
+        if (keys16()) return group_body_keys(m, g, fresh);
         if (is512() && m != mode::scalar) return group_body_sum_checked(m, g, fresh);
         for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
         for (int w = 1; w < g; w *= 2)
@@ -279,7 +274,7 @@ private:
 
     // 32 elements of each row in 16-bit lanes; a tail keeps -inf past the
     // tile's end (not NaN, no effect on the max) and stores only its lanes.
-    void ld_pairs(mode m, const Xmm &x, const Address &a) {
+    void ld16(mode m, const Xmm &x, const Address &a) {
         if (m == mode::full) {
             vmovdqu32(x, a);
         } else {
@@ -291,13 +286,13 @@ private:
     // bf16/f16 on 16-bit keys (jit_generator::to_key16): a vpmaxsw tree is
     // the max; an unsigned max of the raw bits above -inf shows a negative
     // NaN, which turns the lane into the quiet NaN. Two ops per row fewer
-    // than even/odd f32 pairs, which matters at memory speed.
+    // than the even/odd f32 pairs used before, which matters at memory speed.
     void to_key(const Xmm &x, const Xmm &t) { to_key16(x, t, c_abs()); }
 
-    void group_body_pairs(mode m, int g, bool fresh) {
+    void group_body_keys(mode m, int g, bool fresh) {
         auto raw = [&](int i) { return v(8 + i); };
         const Xmm d = v(16), t = v(17);
-        for (int k = 0; k < g; ++k) ld_pairs(m, v(k), row(k));
+        for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
         if (g == 1) vmovdqa32(raw(0), v(0));
         for (int i = 0; 2 * i + 1 < g; ++i) vpmaxuw(raw(i), v(2 * i), v(2 * i + 1));
         for (int w = 1; 2 * w < g; w *= 2)
@@ -306,7 +301,7 @@ private:
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
         if (!fresh) {
-            ld_pairs(m, d, ptr[reg_pd]);
+            ld16(m, d, ptr[reg_pd]);
             vpmaxuw(raw(0), raw(0), d);
             to_key(d, t);
             vpmaxsw(v(0), v(0), d);

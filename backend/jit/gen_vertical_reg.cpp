@@ -69,7 +69,7 @@ private:
     }
 
     void generate() override {
-        if (pairs()) return generate_pairs();
+        if (keys16()) return generate_keys();
         mov(reg_rs, ARG(row_stride));
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
@@ -137,7 +137,7 @@ private:
         ret();
     }
 
-    // --- bf16/f16 on AVX-512 (jit_generator::pairs()): 16-bit keys ---
+    // --- bf16/f16 on AVX-512 (jit_generator::keys16()): 16-bit keys ---
     // Each 64-byte vector of 32 columns keeps the max of its keys
     // (to_key16, vpmaxsw) and the unsigned max of its raw bits (a negative
     // NaN shows above -inf): no compare into a mask per row, which was the
@@ -156,7 +156,7 @@ private:
     bool tail_ = true;
     bool pmasked(int i) const { return tail_ && i == npv() - 1; }
 
-    void ld_pairs(int i, const Xmm &v, const Address &a) {
+    void ld16(int i, const Xmm &v, const Address &a) {
         if (!pmasked(i)) {
             vmovdqu32(v, a);
         } else {
@@ -165,7 +165,7 @@ private:
         }
     }
 
-    void generate_pairs() {
+    void generate_keys() {
         mov(reg_rs, ARG(row_stride));
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
@@ -181,18 +181,18 @@ private:
         test(eax, 31);
         jz(l_whole, T_NEAR);
         tail_ = true;
-        outer_loop_pairs();
+        outer_loop_keys();
         jmp(l_end, T_NEAR);
         L(l_whole);
         tail_ = false;
-        outer_loop_pairs();
+        outer_loop_keys();
         L(l_end);
         vzeroupper();
         ret();
     }
 
     // Every outer slice: fresh or accumulated start, all rows, NaN fix-up, store.
-    void outer_loop_pairs() {
+    void outer_loop_keys() {
         Label l_outer;
         L(l_outer);
         {
@@ -200,7 +200,7 @@ private:
             cmp(ARG(accumulate), 0);
             je(l_fresh, T_NEAR);
             for (int i = 0; i < npv(); ++i) {
-                ld_pairs(i, keymax(i), ptr[reg_dst + i * 64]);
+                ld16(i, keymax(i), ptr[reg_dst + i * 64]);
                 vmovdqa32(rawmax(i), keymax(i));
                 to_key16(keymax(i), ptmp(), c_abs());
             }
@@ -219,7 +219,7 @@ private:
             L(l_row);
             {
                 for (int i = 0; i < npv(); ++i) {
-                    ld_pairs(i, px(), ptr[reg_row + i * 64]);
+                    ld16(i, px(), ptr[reg_row + i * 64]);
                     vpmaxuw(rawmax(i), rawmax(i), px());
                     to_key16(px(), ptmp(), c_abs());
                     vpmaxsw(keymax(i), keymax(i), px());

@@ -165,25 +165,9 @@ void jit_generator::bcast16(const Xmm &v, uint16_t bits) {
     vpbroadcastd(v, eax);
 }
 
-void jit_generator::split_pairs(const Xmm &even, const Xmm &x, const Xmm &hi) {
-    vpslld(even, x, 16);
-    vpandd(x, x, hi);
-}
-
-void jit_generator::merge_pairs(const Xmm &out, const Xmm &even, const Xmm &odd) {
-    vpsrld(out, even, 16);
-    vpord(out, out, odd);
-}
-
 void jit_generator::to_key16(const Xmm &x, const Xmm &t, const Xmm &abs_mask) {
     vpsraw(t, x, 15);
     vpternlogd(x, t, abs_mask, 0x78);  // x ^ (t & abs_mask)
-}
-
-void jit_generator::track_abs(const Xmm &absmax, const Xmm &x,
-        const Xmm &abs_mask, const Xmm &tmp) {
-    vpandd(tmp, x, abs_mask);
-    vpmaxuw(absmax, absmax, tmp);
 }
 
 } // namespace crest::impl::jit

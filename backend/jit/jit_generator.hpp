@@ -68,36 +68,22 @@ protected:
     // or 32 (16-bit) lanes. Clobbers eax.
     void set_tail_mask(const Xbyak::Reg64 &count, int lanes = 16);
 
-    // --- 16-bit pairs (AVX-512, bf16 and f16 alike) ---
-    // A 64-byte load of 32 elements is split into its even and odd elements,
-    // each moved to the high half of a 32-bit lane (low half zero). Read as
-    // f32 these order exactly like the 16-bit values (sign-magnitude with
-    // the same bit order), so a plain vmaxps finds the max without widening
-    // and the result narrows back by a shift. NaNs do not survive this
-    // (f16 NaNs read as large finite f32), so the largest |bits| seen is
-    // kept in 16-bit lanes alongside and turns the result into NaN.
-    bool pairs() const { return is512() && ssz() == 2; }
+    // --- bf16/f16 on AVX-512: 32 elements per vector as 16-bit keys ---
+    // No widening: the max is a signed 16-bit max of to_key16(bits), and
+    // an unsigned max of the raw bits shows negative NaNs (design.md).
+    bool keys16() const { return is512() && ssz() == 2; }
     // |bits| above this is NaN; the quiet NaN written; -inf.
     uint16_t nan_above() const;
     uint16_t quiet_nan() const;
     uint16_t neg_inf16() const;
     // All 16-bit lanes of v = bits. Clobbers eax.
     void bcast16(const Xbyak::Xmm &v, uint16_t bits);
-    // even = x << 16; x &= hi (0xffff0000 in every lane).
-    void split_pairs(const Xbyak::Xmm &even, const Xbyak::Xmm &x,
-            const Xbyak::Xmm &hi);
-    // out = (even >> 16) | odd: the 32 elements again.
-    void merge_pairs(const Xbyak::Xmm &out, const Xbyak::Xmm &even,
-            const Xbyak::Xmm &odd);
     // x = key(x) = x ^ (sign ? 0x7fff : 0) per 16-bit lane: bf16/f16 bits
     // that order like the values as signed 16-bit integers, positive NaNs
     // above +inf (negative NaNs sort low: see an unsigned max of the raw
     // bits). Its own inverse. abs_mask holds 0x7fff lanes; t is clobbered.
     void to_key16(const Xbyak::Xmm &x, const Xbyak::Xmm &t,
             const Xbyak::Xmm &abs_mask);
-    // absmax = max(absmax, x & abs_mask) per 16-bit lane; tmp clobbered.
-    void track_abs(const Xbyak::Xmm &absmax, const Xbyak::Xmm &x,
-            const Xbyak::Xmm &abs_mask, const Xbyak::Xmm &tmp);
 
     const kernel_config cfg_;
     const Xbyak::Opmask k_tail_ = Xbyak::Opmask(7);
