@@ -189,6 +189,19 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         cfg.unroll = 1;
     }
     P.code = get_code(cfg);
+    // Short inner rows whose rows dim is far apart (more than a block of 16
+    // outputs): one block would read 16-output pieces of every row, as many
+    // streams as rows. Two stages read src in memory order instead.
+    const int64_t row_bytes = P.n * P.esz;
+    if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
+            && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
+            && P.rows.ss >= 16 * row_bytes) {
+        kernel_config vc = cfg;
+        vc.family = family_t::vert_tile;
+        vc.unroll = 1;
+        vc.block_n = 0;
+        P.slab_code = get_code(vc);
+    }
     if (P.two_level) P.name = prefix + "reduce_all";
     else if (P.kind == plan_kind::inner) P.name = prefix + "reduce_inner";
     else P.name = prefix + "reduce_vertical";

@@ -21,6 +21,8 @@ constexpr int64_t inline_bytes = 64 * 1024;
 // the problem's dtype (exact: a max is one of its inputs).
 constexpr int64_t partial_budget_elems = 16 * 1024;
 constexpr int max_chunks = 64;
+// Scratch of a two-stage (slab) inner plan, on the stack: L1-sized.
+constexpr int64_t slab_bytes = 16 * 1024;
 
 struct loop_dim {
     int64_t n = 1;
@@ -74,6 +76,13 @@ struct plan {
     int split = 0;  // two-level: 0..nextra-1 extra dim, nextra rows, nextra+1 n
 
     std::shared_ptr<const generated_code> code;  // reads and writes dt
+
+    // inner with short rows whose rows dim lies far outside the outputs'
+    // block (e.g. NCHW reducing C and W): slab_code, a vertical tile
+    // kernel, first maxes the rows of up to slab_bytes of contiguous
+    // outputs x row elements into a stack scratch in memory order, then
+    // `code` reduces the scratch's short rows. Null: one stage.
+    std::shared_ptr<const generated_code> slab_code;
 
     std::string name;
 };

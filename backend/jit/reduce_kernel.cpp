@@ -137,6 +137,24 @@ void scatter_sub(const plan &P, char *d, const char *buf, int64_t dsz,
     }
 }
 
+// Two-stage inner plan (plan::slab_code), cnt outputs from s / d: per
+// group of outputs that fills the scratch, the vertical kernel maxes their
+// contiguous elements over all rows (src in memory order), then the inner
+// kernel reduces each output's short row of the scratch. Full ranges only
+// (no two-level split, no extra dims).
+void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t cnt) {
+    alignas(64) char scratch[slab_bytes];
+    const int64_t row_bytes = P.n * P.esz;
+    const int64_t per = slab_bytes / row_bytes;
+    for (int64_t c0 = 0; c0 < cnt; c0 += per) {
+        const int64_t c = std::min(per, cnt - c0);
+        const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0};
+        P.slab_code->fn(&v);
+        const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};
+        D.fn(&in);
+    }
+}
+
 // Outputs [b, e) in the flat order (outer dims, then jd).
 void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         int64_t e, const red_ranges &R) {
@@ -163,7 +181,9 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         int64_t slices = 1;
         if (!scatter && P.kind == plan_kind::vertical && io >= 0 && j == 0)
             slices = std::min((e - b) / P.jd.n, P.outer[io].n - idx[io]);
-        if (slices > 1) {
+        if (P.slab_code && !scatter) {
+            run_slabs(P, D, s, d, cnt);
+        } else if (slices > 1) {
             run_reduction(P, D.fn, s, d, cnt, D.jds, R, slices, P.outer[io].ss, D.ods[io]);
             b += (slices - 1) * P.jd.n;
             idx[io] += slices - 1;

@@ -142,6 +142,27 @@ TEST_P(JitReduce, InfinitiesMeetInAColumn) {
     }
 }
 
+// Short inner rows whose rows dim lies far outside the outputs (NCHW
+// reducing C and W, or N and W): two stages through a stack scratch, one
+// or several scratch-fulls of outputs, row tails, NaN and infinities, on
+// 1 and 2 threads.
+TEST_P(JitReduce, ShortRowsFarRows) {
+    const thread_pool one(1);
+    const dims_t shapes[] = {{4, 9, 20, 64}, {2, 8, 100, 64}, {8, 8, 33, 37}, {3, 12, 300, 16},
+            {9, 30, 17, 64}, {16, 2, 3, 200}};
+    for (const auto &d : shapes)
+        for (uint32_t mask : {0b1010u, 0b1001u}) {
+            const reduce_problem p = make_problem(dt(), d, mask);
+            run(p);
+            check(p, {}, one, seed_++);
+            const size_t n = size_t(d[0] * d[1] * d[2] * d[3]);
+            planting pl;
+            pl.nan_at = {n / 3, n - 1};
+            pl.bits_at = {{n / 2, inf_bits(dt(), false)}, {n / 2 + 1, inf_bits(dt(), true)}};
+            run(p, pl);
+        }
+}
+
 TEST_P(JitReduce, RowsByColumns) {
     const dims_t shapes[] = {{300, 700}, {1000, 1000}, {7, 100000}, {100000, 7},
             {2, 3, 50000}, {4099, 33}, {33, 4099}, {65, 4096 + 17}};
