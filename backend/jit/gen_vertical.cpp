@@ -213,6 +213,11 @@ private:
     void group_body(mode m, int g, bool fresh) {
         if (keys16()) return group_body_keys(m, g, fresh);
         if (is512() && m != mode::scalar) return group_body_sum_checked(m, g, fresh);
+        group_body_exact(m, g, fresh);
+    }
+
+    // The same with the NaN-aware max throughout.
+    void group_body_exact(mode m, int g, bool fresh) {
         for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) nanmax(v(i), v(i + w), v(9));
@@ -259,16 +264,7 @@ private:
         Label l_done;
         jmp(l_done, T_NEAR);
         L(l_exact);
-        for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
-        for (int w = 1; w < g; w *= 2)
-            for (int i = 0; i + w < g; i += 2 * w) nanmax(v(i), v(i + w), v(9));
-        if (fresh) {
-            st(m, ptr[reg_pd], v(0));
-        } else {
-            ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
-            nanmax(v(8), v(0), v(9));
-            st(m, ptr[reg_pd], v(8));
-        }
+        group_body_exact(m, g, fresh);
         L(l_done);
     }
 
