@@ -305,11 +305,62 @@ private:
                 });
     }
 
-    // f32: the accumulators' tree, then lanes, with plain maxes; the output
-    // is NaN if any |bits| was above infinity (in src or, when
-    // accumulating, in dst). bf16/f16 go to fold_and_store_keys.
+    // AVX-512: the accumulators fold into lane 0 of acc(0) with plain maxes
+    // (f32) or key maxes (bf16/f16), then one store. The output is NaN if
+    // the row flags saw one (f32: a |bits| above infinity; keys: a raw max
+    // above -inf, i.e. a negative NaN; a positive NaN comes out of the key
+    // max by itself) or, when accumulating, if dst holds one.
     void fold_and_store_flagged() {
-        if (keys16()) return fold_and_store_keys();
+        if (keys16()) fold_lanes_keys();
+        else fold_lanes_f32();
+        const Xmm rx(acc(0).getIdx()), tx(x(0).getIdx());
+        const Xmm sx(scratch(1).getIdx()), mask(abs_mask().getIdx());
+        Label l_nan, l_store, l_done;
+        if (keys16()) {
+            vpcmpuw(k_ord_, absmax(), neg_inf16v(), 6);  // greater than -inf
+            kortestd(k_ord_, k_ord_);
+        } else {
+            vpmaxud(absmax(), absmax(), absmax2());
+            mov(eax, 0x7f800000);
+            vpbroadcastd(scratch(0), eax);
+            vpcmpud(k_ord_, absmax(), scratch(0), 6);  // greater than
+            kortestw(k_ord_, k_ord_);
+        }
+        jnz(l_nan, T_NEAR);
+        cmp(ARG(accumulate), 0);
+        je(l_store, T_NEAR);
+        // Join dst: NaN there is NaN out.
+        if (keys16()) {
+            movzx(eax, word[reg_dst]);
+            vmovd(tx, eax);
+            and_(eax, 0x7fff);
+            cmp(eax, nan_above());
+            ja(l_nan, T_NEAR);
+            to_key16(tx, sx, mask);
+            vpmaxsw(rx, rx, tx);
+        } else {
+            vmovss(tx, dword[reg_dst]);
+            vucomiss(tx, tx);
+            jp(l_nan, T_NEAR);
+            vmaxss(rx, rx, tx);
+        }
+        L(l_store);
+        if (keys16()) {
+            to_key16(rx, sx, mask);  // back to bits
+            vmovd(eax, rx);
+            mov(word[reg_dst], ax);
+        } else {
+            vmovss(dword[reg_dst], rx);
+        }
+        jmp(l_done, T_NEAR);
+        L(l_nan);
+        if (keys16()) mov(word[reg_dst], quiet_nan());
+        else mov(dword[reg_dst], 0x7fc00000);
+        L(l_done);
+    }
+
+    // f32: the accumulators' tree, then the lanes, with plain maxes.
+    void fold_lanes_f32() {
         for (int w = 1; w < nacc(); w *= 2)
             for (int i = 0; i + w < nacc(); i += 2 * w)
                 vmaxps(acc(i), acc(i), acc(i + w));
@@ -323,35 +374,11 @@ private:
         vmaxps(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
         vmovshdup(Xmm(t.getIdx()), Xmm(r.getIdx()));
         vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
-        const Xmm rx(r.getIdx()), tx(t.getIdx());
-        Label l_nan, l_store, l_done;
-        // Any |bits| above infinity: NaN.
-        vpmaxud(absmax(), absmax(), absmax2());
-        mov(eax, 0x7f800000);
-        vpbroadcastd(scratch(0), eax);
-        vpcmpud(k_ord_, absmax(), scratch(0), 6);  // greater than
-        kortestw(k_ord_, k_ord_);
-        jnz(l_nan, T_NEAR);
-        cmp(ARG(accumulate), 0);
-        je(l_store, T_NEAR);
-        // Join dst: NaN there is NaN out.
-        vmovss(tx, dword[reg_dst]);
-        vucomiss(tx, tx);
-        jp(l_nan, T_NEAR);
-        vmaxss(rx, rx, tx);
-        L(l_store);
-        vmovss(dword[reg_dst], rx);
-        jmp(l_done, T_NEAR);
-        L(l_nan);
-        mov(dword[reg_dst], 0x7fc00000);
-        L(l_done);
     }
 
-    // bf16/f16: the accumulators' keys folded with vpmaxsw (tree, then
-    // halves down to one word), joined with dst's key when accumulating,
-    // and turned back into bits. NaN out if a negative NaN was seen or dst
-    // holds a NaN; a positive NaN comes out of the key max by itself.
-    void fold_and_store_keys() {
+    // bf16/f16: the accumulators' keys with vpmaxsw, tree then halves down
+    // to one word.
+    void fold_lanes_keys() {
         for (int w = 1; w < nacc(); w *= 2)
             for (int i = 0; i + w < nacc(); i += 2 * w)
                 vpmaxsw(acc(i), acc(i), acc(i + w));
@@ -366,28 +393,6 @@ private:
         vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
         vpsrld(Xmm(t), Xmm(r), 16);
         vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
-        const Xmm rx(r), tx(t), sx(scratch(1).getIdx()), mask(abs_mask().getIdx());
-        Label l_nan, l_store, l_done;
-        vpcmpuw(k_ord_, absmax(), neg_inf16v(), 6);  // greater than -inf: negative NaN
-        kortestd(k_ord_, k_ord_);
-        jnz(l_nan, T_NEAR);
-        cmp(ARG(accumulate), 0);
-        je(l_store, T_NEAR);
-        movzx(eax, word[reg_dst]);
-        vmovd(tx, eax);
-        and_(eax, 0x7fff);
-        cmp(eax, nan_above());
-        ja(l_nan, T_NEAR);
-        to_key16(tx, sx, mask);
-        vpmaxsw(rx, rx, tx);
-        L(l_store);
-        to_key16(rx, sx, mask);
-        vmovd(eax, rx);
-        mov(word[reg_dst], ax);
-        jmp(l_done, T_NEAR);
-        L(l_nan);
-        mov(word[reg_dst], quiet_nan());
-        L(l_done);
     }
 
     // Tree of accumulators, then lanes; joins dst when accumulating.
