@@ -419,10 +419,7 @@ private:
 
 jit_fn generate_inner(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder) {
-    auto g = std::make_unique<inner_generator>(cfg);
-    jit_fn fn = g->finalize();
-    holder = std::move(g);
-    return fn;
+    return generate_with<inner_generator>(cfg, holder);
 }
 
 } // namespace crest::impl::jit

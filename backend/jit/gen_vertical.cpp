@@ -318,10 +318,7 @@ private:
 jit_fn generate_vertical(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder) {
     if (cfg.family == family_t::vert_reg) return generate_vertical_reg(cfg, holder);
-    auto g = std::make_unique<vertical_generator>(cfg);
-    jit_fn fn = g->finalize();
-    holder = std::move(g);
-    return fn;
+    return generate_with<vertical_generator>(cfg, holder);
 }
 
 } // namespace crest::impl::jit

@@ -249,10 +249,7 @@ private:
 
 jit_fn generate_vertical_reg(const kernel_config &cfg,
         std::unique_ptr<Xbyak::CodeGenerator> &holder) {
-    auto g = std::make_unique<vertical_reg_generator>(cfg);
-    jit_fn fn = g->finalize();
-    holder = std::move(g);
-    return fn;
+    return generate_with<vertical_reg_generator>(cfg, holder);
 }
 
 } // namespace crest::impl::jit

@@ -3,6 +3,8 @@
 // max every kernel uses. Kept deliberately short; families add their loops.
 #pragma once
 
+#include <memory>
+
 #include <xbyak/xbyak.h>
 
 #include "backend/jit/jit_config.hpp"
@@ -89,5 +91,14 @@ protected:
     const Xbyak::Opmask k_tail_ = Xbyak::Opmask(7);
     const Xbyak::Opmask k_ord_ = Xbyak::Opmask(6);
 };
+
+// Generates a G (a jit_generator) for cfg; holder keeps its code alive.
+template <typename G>
+jit_fn generate_with(const kernel_config &cfg, std::unique_ptr<Xbyak::CodeGenerator> &holder) {
+    auto g = std::make_unique<G>(cfg);
+    const jit_fn fn = g->finalize();
+    holder = std::move(g);
+    return fn;
+}
 
 } // namespace crest::impl::jit
