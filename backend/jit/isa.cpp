@@ -4,7 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>  // glibc >= 2.33
+#define CREST_HAVE_GLIBC_CPU_FEATURES 1
+#else
 #include <cpuid.h>
+#endif
 
 #include "backend/jit/jit_backend.hpp"
 
@@ -14,6 +19,26 @@ namespace {
 // -1: no override.
 std::atomic<int> g_override{-1};
 
+isa_t isa_of(bool os_avx512, bool avx512_core, bool os_avx, bool avx2_f16c) {
+    if (os_avx512 && avx512_core) return isa_t::avx512_core;
+    if (os_avx && avx2_f16c) return isa_t::avx2;
+    return isa_t::none;
+}
+
+#ifdef CREST_HAVE_GLIBC_CPU_FEATURES
+// glibc read CPUID when the process started (for its own ifuncs), and an
+// "active" feature is one the OS also saves the state of. Asking it costs no
+// CPUID, and each CPUID exits to the hypervisor in a VM (about 6 us here).
+// It also honours GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,... like glibc's
+// own string functions do.
+isa_t detect_isa() {
+    const bool avx512 = CPU_FEATURE_ACTIVE(AVX512F) && CPU_FEATURE_ACTIVE(AVX512BW)
+            && CPU_FEATURE_ACTIVE(AVX512VL) && CPU_FEATURE_ACTIVE(AVX512DQ)
+            && CPU_FEATURE_ACTIVE(BMI2);
+    const bool avx2 = CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(F16C);
+    return isa_of(avx512, avx512, avx2, avx2);
+}
+#else
 // Only the three CPUID leaves the kernels depend on. Xbyak's full probe
 // (util::Cpu) walks every cache and topology leaf; each CPUID exits to the
 // hypervisor in a VM (about 6 us here), and that probe alone cost some
@@ -33,10 +58,9 @@ isa_t detect_isa() {
     const auto bit = [&](int n) { return (b >> n) & 1u; };
     const bool avx2 = bit(5), bmi2 = bit(8), f = bit(16), dq = bit(17), bw = bit(30),
                vl = bit(31);
-    if (os_avx512 && f && bw && vl && dq && bmi2) return isa_t::avx512_core;
-    if (os_avx && avx2 && f16c) return isa_t::avx2;
-    return isa_t::none;
+    return isa_of(os_avx512, f && bw && vl && dq && bmi2, os_avx, avx2 && f16c);
 }
+#endif
 
 } // namespace
 
