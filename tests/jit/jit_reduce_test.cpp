@@ -99,7 +99,7 @@ TEST_P(JitReduce, VerticalSweep) {
 // an extra reduced dim (calls that accumulate into dst).
 TEST_P(JitReduce, RegisterColumnSets) {
     for (int64_t m : {1, 15, 16, 17, 32, 64, 100, 128, 129, 256}) {
-        for (int64_t rows : {1, 2, 3, 4, 5, 7, 8, 9, 13}) {
+        for (int64_t rows : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17}) {
             const std::string name = run(make_problem(dt(), {rows, m}, 1));
             for (int64_t r = 0; r < rows; ++r)
                 run(make_problem(dt(), {rows, m}, 1), {{size_t(r * m + (r * 7) % m)}, false});
