@@ -483,8 +483,8 @@ private:
 } // namespace
 
 jit_fn generate_inner(const kernel_config &cfg,
-        std::unique_ptr<Xbyak::CodeGenerator> &holder) {
-    return generate_with<inner_generator>(cfg, holder);
+        code_buffer &buf) {
+    return generate_with<inner_generator>(cfg, buf);
 }
 
 } // namespace crest::impl::jit

@@ -316,9 +316,9 @@ private:
 } // namespace
 
 jit_fn generate_vertical(const kernel_config &cfg,
-        std::unique_ptr<Xbyak::CodeGenerator> &holder) {
-    if (cfg.family == family_t::vert_reg) return generate_vertical_reg(cfg, holder);
-    return generate_with<vertical_generator>(cfg, holder);
+        code_buffer &buf) {
+    if (cfg.family == family_t::vert_reg) return generate_vertical_reg(cfg, buf);
+    return generate_with<vertical_generator>(cfg, buf);
 }
 
 } // namespace crest::impl::jit

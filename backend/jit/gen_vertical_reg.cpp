@@ -248,8 +248,8 @@ private:
 } // namespace
 
 jit_fn generate_vertical_reg(const kernel_config &cfg,
-        std::unique_ptr<Xbyak::CodeGenerator> &holder) {
-    return generate_with<vertical_reg_generator>(cfg, holder);
+        code_buffer &buf) {
+    return generate_with<vertical_reg_generator>(cfg, buf);
 }
 
 } // namespace crest::impl::jit

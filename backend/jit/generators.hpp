@@ -2,21 +2,19 @@
 #pragma once
 
 #include <algorithm>
-#include <memory>
 
-#include <xbyak/xbyak.h>
-
+#include "backend/jit/code_buffer.hpp"
 #include "backend/jit/jit_config.hpp"
 
 namespace crest::impl::jit {
 
-// Generate the code for cfg; holder keeps the code buffer alive.
+// Generate the code for cfg into buf.
 jit_fn generate_inner(const kernel_config &cfg,
-        std::unique_ptr<Xbyak::CodeGenerator> &holder);
+        code_buffer &buf);
 jit_fn generate_vertical(const kernel_config &cfg,
-        std::unique_ptr<Xbyak::CodeGenerator> &holder);
+        code_buffer &buf);
 jit_fn generate_vertical_reg(const kernel_config &cfg,
-        std::unique_ptr<Xbyak::CodeGenerator> &holder);
+        code_buffer &buf);
 
 // Inner reductions with rows up to this long fold 16 outputs at once
 // (AVX-512): there the lane folding per output costs as much as its row.

@@ -7,14 +7,16 @@
 
 #include <xbyak/xbyak.h>
 
+#include "backend/jit/code_buffer.hpp"
 #include "backend/jit/jit_config.hpp"
 
 namespace crest::impl::jit {
 
 class jit_generator : public Xbyak::CodeGenerator {
 public:
-    explicit jit_generator(const kernel_config &cfg)
-        : Xbyak::CodeGenerator(32 * 1024, Xbyak::DontSetProtectRWE)
+    // Writes into buf (code_buffer::capacity bytes, read+write).
+    jit_generator(const kernel_config &cfg, void *buf)
+        : Xbyak::CodeGenerator(code_buffer::capacity, buf)
         , cfg_(cfg) {}
 
     // Generates, then makes the buffer read+execute (never writable and
@@ -92,13 +94,12 @@ protected:
     const Xbyak::Opmask k_ord_ = Xbyak::Opmask(6);
 };
 
-// Generates a G (a jit_generator) for cfg; holder keeps its code alive.
+// Generates a G (a jit_generator) for cfg into buf; the generator is gone
+// when this returns, the code stays in buf.
 template <typename G>
-jit_fn generate_with(const kernel_config &cfg, std::unique_ptr<Xbyak::CodeGenerator> &holder) {
-    auto g = std::make_unique<G>(cfg);
-    const jit_fn fn = g->finalize();
-    holder = std::move(g);
-    return fn;
+jit_fn generate_with(const kernel_config &cfg, code_buffer &buf) {
+    G g(cfg, buf.map());
+    return g.finalize();
 }
 
 } // namespace crest::impl::jit

@@ -3,13 +3,9 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <xbyak/xbyak.h>
-
 #include "backend/jit/generators.hpp"
 
 namespace crest::impl::jit {
-
-generated_code::~generated_code() = default;
 
 namespace {
 struct cache {

@@ -5,19 +5,15 @@
 
 #include <memory>
 
+#include "backend/jit/code_buffer.hpp"
 #include "backend/jit/jit_config.hpp"
-
-namespace Xbyak {
-class CodeGenerator;
-}
 
 namespace crest::impl::jit {
 
 struct generated_code {
     kernel_config cfg;
     jit_fn fn = nullptr;
-    std::unique_ptr<Xbyak::CodeGenerator> code;
-    ~generated_code();
+    code_buffer code;
 };
 
 // Never null; the code lives as long as any holder (and the cache: forever).
