@@ -59,11 +59,16 @@ canonical canonicalize(const reduce_problem &p) {
 
     // Outer to inner by src stride: reading src in memory order is what
     // bandwidth asks for. Kept dims break ties by dst stride.
-    std::stable_sort(c.dims.begin(), c.dims.end(),
-            [](const canon_dim &a, const canon_dim &b) {
-                if (a.ss != b.ss) return a.ss > b.ss;
-                return a.ds > b.ds;
-            });
+    // An insertion sort: stable, a handful of dims, and unlike
+    // std::stable_sort no temporary buffer (a cold first compile pays for
+    // every first-touched page of heap and code).
+    const auto outer_first = [](const canon_dim &a, const canon_dim &b) {
+        if (a.ss != b.ss) return a.ss > b.ss;
+        return a.ds > b.ds;
+    };
+    for (size_t i = 1; i < c.dims.size(); ++i)
+        for (size_t j = i; j > 0 && outer_first(c.dims[j], c.dims[j - 1]); --j)
+            std::swap(c.dims[j], c.dims[j - 1]);
 
     std::vector<canon_dim> merged;
     for (const auto &d : c.dims) {
