@@ -190,22 +190,24 @@ private:
     // read 256 MiB channels-last at 65-76% of a streaming read, against
     // 78-92% now (doc/performance.md). Rows ending in a partial vector
     // stay exact: a masked max there ran 15% slower in L3 than before.
-    template <typename Addr, typename AccOf>
-    void block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec) {
+    template <typename Addr, typename AccOf, typename Walk>
+    void block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
+            const Walk &walk_vectors) {
         const Xmm totals[4] = {vmm(21), vmm(28), vmm(29), vmm(30)};
-        for (int v = 0; v < nvec; ++v)
+        for (int k = 0; k < 16; ++k) {
+            const Xmm m = acc_of(k), &total = totals[k % 4];
+            load(m, addr(k, 0), cfg_.src_dt);
+            if (k < 4) vmovaps(total, m);
+            else vaddps(total, total, m);
+        }
+        walk_vectors(1, nvec, [&](int v) {
             for (int k = 0; k < 16; ++k) {
                 const Xmm m = acc_of(k), x = vmm(16 + k % 4), &total = totals[k % 4];
-                if (v == 0) {
-                    load(m, addr(k, 0), cfg_.src_dt);
-                    if (k < 4) vmovaps(total, m);
-                    else vaddps(total, total, m);
-                    continue;
-                }
                 load(x, addr(k, v), cfg_.src_dt);
                 vaddps(total, total, x);
                 vmaxps(m, m, x);
             }
+        });
         vaddps(totals[0], totals[0], totals[1]);
         vaddps(totals[2], totals[2], totals[3]);
         vaddps(totals[0], totals[0], totals[2]);
@@ -247,6 +249,33 @@ private:
         // Output k goes to the register whose lane k the fold below leaves
         // it in (a 4x4 transpose of lane groups: its own inverse).
         auto acc_of = [&](int k) { return vmm((k % 4) * 4 + k / 4); };
+        // Emits body(v) for vectors v0..v1-1 of the rows at pa/pb: unrolled
+        // when few, else a loop of two vectors per turn that moves pa/pb
+        // (and puts them back): the code of a long row stays short, which
+        // is most of what generating it costs.
+        const Reg64 vcnt = r8;
+        const int vbytes = vlen() * ssz();
+        auto walk_vectors = [&](int v0, int v1, const std::function<void(int)> &body) {
+            const int n = v1 - v0;
+            if (n <= 4) {
+                for (int v = v0; v < v1; ++v) body(v);
+                return;
+            }
+            add(pa, v0 * vbytes);
+            add(pb, v0 * vbytes);
+            mov(vcnt, n / 2);
+            Label l_two;
+            L(l_two);
+            body(0);
+            body(1);
+            add(pa, 2 * vbytes);
+            add(pb, 2 * vbytes);
+            dec(vcnt);
+            jnz(l_two, T_NEAR);
+            if (n % 2) body(0);
+            sub(pa, (v0 + n / 2 * 2) * vbytes);
+            sub(pb, (v0 + n / 2 * 2) * vbytes);
+        };
         Label l_block, l_end, l_skip;
         cmp(ARG(n), cfg_.block_n);
         jne(l_skip, T_NEAR);
@@ -273,7 +302,7 @@ private:
         if (!tail) {
             cmp(ARG(rows), 1);
             jne(l_exact, T_NEAR);
-            block_sum_checked(addr, acc_of, nfull);
+            block_sum_checked(addr, acc_of, nfull, walk_vectors);
             jnz(l_exact, T_NEAR);
             fold(false);
             jmp(l_folded, T_NEAR);
@@ -286,11 +315,12 @@ private:
         // Vector-major: consecutive instructions feed different accumulators
         // (each max waits on its own accumulator's last one); the 16 rows
         // are one contiguous run when rows are dense, so reads stay local.
-        for (int v = 0; v < nfull; ++v)
+        walk_vectors(0, nfull, [&](int v) {
             for (int k = 0; k < 16; ++k) {
                 load(x, addr(k, v), cfg_.src_dt);
                 nanmax(acc_of(k), x, t);
             }
+        });
         if (tail)
             for (int k = 0; k < 16; ++k) {
                 load_tail(x, addr(k, nfull), cfg_.src_dt);
