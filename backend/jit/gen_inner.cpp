@@ -218,9 +218,10 @@ private:
     // Short rows: per output, the lane folding costs as much as the row, so
     // 16 outputs go at once, one accumulator each, and are folded together
     // by a transpose-reduce (15 two-source shuffles and maxes in all), then
-    // stored as one vector. The rows are unrolled for cfg_.block_n elements
-    // and read in memory order. With one row of whole vectors per output
-    // a block first tries block_sum_checked. Runs while 16 outputs remain, the call's n
+    // stored as one vector. The rows are generated for cfg_.block_n
+    // elements (unrolled up to 4 vectors, looped past that) and read in
+    // memory order. With one row of whole vectors per output a block first
+    // tries block_sum_checked. Runs while 16 outputs remain, the call's n
     // is block_n and dst is contiguous; the per-output loop does the rest.
     void blocks_of_16() {
         // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
@@ -253,7 +254,7 @@ private:
         // when few, else a loop of two vectors per turn that moves pa/pb
         // (and puts them back): the code of a long row stays short, which
         // is most of what generating it costs.
-        const Reg64 vcnt = r8;
+        const Reg64 vcnt = r8;  // reg_row: the per-output loop sets it again
         const int vbytes = vlen() * ssz();
         auto walk_vectors = [&](int v0, int v1, const std::function<void(int)> &body) {
             const int n = v1 - v0;
@@ -506,8 +507,7 @@ private:
 
 } // namespace
 
-jit_fn generate_inner(const kernel_config &cfg,
-        code_buffer &buf) {
+jit_fn generate_inner(const kernel_config &cfg, code_buffer &buf) {
     return generate_with<inner_generator>(cfg, buf);
 }
 

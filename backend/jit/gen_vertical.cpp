@@ -315,8 +315,7 @@ private:
 
 } // namespace
 
-jit_fn generate_vertical(const kernel_config &cfg,
-        code_buffer &buf) {
+jit_fn generate_vertical(const kernel_config &cfg, code_buffer &buf) {
     if (cfg.family == family_t::vert_reg) return generate_vertical_reg(cfg, buf);
     return generate_with<vertical_generator>(cfg, buf);
 }

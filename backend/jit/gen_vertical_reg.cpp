@@ -247,8 +247,7 @@ private:
 
 } // namespace
 
-jit_fn generate_vertical_reg(const kernel_config &cfg,
-        code_buffer &buf) {
+jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf) {
     return generate_with<vertical_reg_generator>(cfg, buf);
 }
 

@@ -9,12 +9,9 @@
 namespace crest::impl::jit {
 
 // Generate the code for cfg into buf.
-jit_fn generate_inner(const kernel_config &cfg,
-        code_buffer &buf);
-jit_fn generate_vertical(const kernel_config &cfg,
-        code_buffer &buf);
-jit_fn generate_vertical_reg(const kernel_config &cfg,
-        code_buffer &buf);
+jit_fn generate_inner(const kernel_config &cfg, code_buffer &buf);
+jit_fn generate_vertical(const kernel_config &cfg, code_buffer &buf);
+jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf);
 
 // Inner reductions with rows up to this long fold 16 outputs at once
 // (AVX-512): there the lane folding per output costs as much as its row.
