@@ -247,8 +247,7 @@ private:
                 vaddps(s(i / 2), a, w == 1 ? v(i + w) : s((i + w) / 2));
             }
         Label l_exact;
-        vcmpps(k_ord_, sum, sum, 3);  // unordered: a NaN somewhere
-        kortestw(k_ord_, k_ord_);
+        test_nan(sum);
         jnz(l_exact, T_NEAR);
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vmaxps(v(i), v(i), v(i + w));

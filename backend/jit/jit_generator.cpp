@@ -123,6 +123,11 @@ void jit_generator::nanmax(const Xmm &a, const Xmm &b, const Xmm &tmp) {
     }
 }
 
+void jit_generator::test_nan(const Xmm &v) {
+    vcmpps(k_ord_, v, v, cmp_unord_q);
+    kortestw(k_ord_, k_ord_);
+}
+
 void jit_generator::nanmax_tail(const Xmm &a, const Xmm &b) {
     vcmpps(k_ord_ | k_tail_, a, a, cmp_ord_q);
     vmaxps(a | k_ord_, a, b);

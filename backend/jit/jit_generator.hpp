@@ -3,8 +3,6 @@
 // max every kernel uses. Kept deliberately short; families add their loops.
 #pragma once
 
-#include <memory>
-
 #include <xbyak/xbyak.h>
 
 #include "backend/jit/code_buffer.hpp"
@@ -64,6 +62,9 @@ protected:
     // a = max(a, b) lane-wise, NaN if either is NaN. tmp used on AVX2.
     void nanmax(const Xbyak::Xmm &a, const Xbyak::Xmm &b,
             const Xbyak::Xmm &tmp);
+    // AVX-512 only: ZF clear (jnz taken) when any f32 lane of v is NaN,
+    // as the sum checks test their sums. Clobbers k_ord_.
+    void test_nan(const Xbyak::Xmm &v);
     // AVX-512 only: as nanmax on the lanes of k_tail_, others untouched.
     void nanmax_tail(const Xbyak::Xmm &a, const Xbyak::Xmm &b);
     // Lane 0 of v = NaN-aware max of all lanes of v. Clobbers t1, t2.
