@@ -3,6 +3,7 @@
 #include "backend/jit/jit_generator.hpp"
 
 #include <cstddef>
+#include <functional>
 
 namespace crest::impl::jit {
 
@@ -80,49 +81,17 @@ private:
             set_tail_mask(reg_rs3);
         }
         lea(reg_rs3, ptr[reg_rs + reg_rs * 2]);
-        const int ns = sets();
         Label l_outer;
         L(l_outer);
         {
-            Label l_fresh, l_rows;
-            cmp(ARG(accumulate), 0);
-            je(l_fresh, T_NEAR);
-            for (int i = 0; i < nv(); ++i)
-                ld(i, acc(i), ptr[reg_dst + i * vlen() * dsz()], cfg_.dst_dt);
-            jmp(l_rows, T_NEAR);
-            L(l_fresh);
-            bcast_neg_inf(acc(0));
-            for (int i = 1; i < nv(); ++i) vmovaps(acc(i), acc(0));
-            L(l_rows);
-            // Sets past the first start at -inf (no effect on the max).
-            if (ns > 1) bcast_neg_inf(acc(0, 1));
-            for (int k = nv() + 1; k < ns * nv(); ++k) vmovaps(vmm(k), acc(0, 1));
-            mov(reg_row, reg_src);
-            mov(reg_rows, ARG(rows));
-            Label l_group, l_single, l_done;
-            L(l_group);
-            {
-                cmp(reg_rows, ns);
-                jl(l_single, T_NEAR);
-                for (int set = 0; set < ns; ++set) one_row(set);
-                lea(reg_row, ptr[reg_row + reg_rs * ns]);
-                sub(reg_rows, ns);
-                jmp(l_group, T_NEAR);
+            Label l_exact, l_store;
+            if (is512()) {
+                rows_flagged();
+                jz(l_store, T_NEAR);  // no NaN anywhere in the slice
+                L(l_exact);
             }
-            L(l_single);
-            {
-                test(reg_rows, reg_rows);
-                jz(l_done, T_NEAR);
-                one_row(0);
-                add(reg_row, reg_rs);
-                dec(reg_rows);
-                jmp(l_single, T_NEAR);
-            }
-            L(l_done);
-            for (int w = 1; w < ns; w *= 2)
-                for (int set = 0; set + w < ns; set += 2 * w)
-                    for (int i = 0; i < nv(); ++i)
-                        nanmax(acc(i, set), acc(i, set + w), tmp(i));
+            rows_exact();
+            L(l_store);
             for (int i = 0; i < nv(); ++i) {
                 const Address a = ptr[reg_dst + i * vlen() * dsz()];
                 if (masked(i)) store_tail(a, acc(i), cfg_.dst_dt, x(0));
@@ -135,6 +104,98 @@ private:
         }
         vzeroupper();
         ret();
+    }
+
+    // Every row of the outer slice at reg_src (rows at the row stride) into
+    // the sets, starting from dst when accumulating, else from -inf; then
+    // `take(set)` for each row and `join(a, b)` to merge the sets into set 0.
+    void rows(const std::function<void(int)> &take,
+            const std::function<void(const Xmm &, const Xmm &)> &join,
+            const std::function<void(const Xmm &)> &from_dst) {
+        const int ns = sets();
+        Label l_fresh, l_rows;
+        cmp(ARG(accumulate), 0);
+        je(l_fresh, T_NEAR);
+        for (int i = 0; i < nv(); ++i) {
+            ld(i, acc(i), ptr[reg_dst + i * vlen() * dsz()], cfg_.dst_dt);
+            from_dst(acc(i));
+        }
+        jmp(l_rows, T_NEAR);
+        L(l_fresh);
+        bcast_neg_inf(acc(0));
+        for (int i = 1; i < nv(); ++i) vmovaps(acc(i), acc(0));
+        L(l_rows);
+        // Sets past the first start at -inf (no effect on the max).
+        if (ns > 1) bcast_neg_inf(acc(0, 1));
+        for (int k = nv() + 1; k < ns * nv(); ++k) vmovaps(vmm(k), acc(0, 1));
+        mov(reg_row, reg_src);
+        mov(reg_rows, ARG(rows));
+        Label l_group, l_single, l_done;
+        L(l_group);
+        {
+            cmp(reg_rows, ns);
+            jl(l_single, T_NEAR);
+            for (int set = 0; set < ns; ++set) take(set);
+            lea(reg_row, ptr[reg_row + reg_rs * ns]);
+            sub(reg_rows, ns);
+            jmp(l_group, T_NEAR);
+        }
+        L(l_single);
+        {
+            test(reg_rows, reg_rows);
+            jz(l_done, T_NEAR);
+            take(0);
+            add(reg_row, reg_rs);
+            dec(reg_rows);
+            jmp(l_single, T_NEAR);
+        }
+        L(l_done);
+        for (int w = 1; w < ns; w *= 2)
+            for (int set = 0; set + w < ns; set += 2 * w)
+                for (int i = 0; i < nv(); ++i) join(acc(i, set), acc(i, set + w));
+    }
+
+    // The NaN-aware max throughout.
+    void rows_exact() {
+        rows([&](int set) { one_row(set); },
+                [&](const Xmm &a, const Xmm &b) { nanmax(a, b, tmp(0)); },
+                [](const Xmm &) {});
+    }
+
+    // AVX-512: a plain vmaxps per vector, and beside it the largest |bits|
+    // of everything read (two vpmaxud chains), as the inner rows do: no
+    // compare into a mask on the accumulator's chain, which held too few
+    // loads in flight. Leaves ZF clear (jnz taken) when that |bits| shows
+    // a NaN; the slice is then redone exactly. Junk tail lanes are zero.
+    Xmm fx(int i) const { return vmm(16 + i % 8); }
+    Xmm fbits(int i) const { return vmm(24 + i % 4); }
+    Xmm flag(int i) const { return vmm(28 + i % 2); }
+    Xmm c_abs32() const { return vmm(30); }
+    void rows_flagged() {
+        mov(eax, 0x7fffffff);
+        vpbroadcastd(c_abs32(), eax);
+        vpxord(flag(0), flag(0), flag(0));
+        vpxord(flag(1), flag(1), flag(1));
+        int n = 0;
+        auto track = [&](const Xmm &v) {
+            const int k = n++;
+            vpandd(fbits(k), v, c_abs32());
+            vpmaxud(flag(k), flag(k), fbits(k));
+        };
+        rows([&](int set) {
+                    for (int i = 0; i < nv(); ++i) {
+                        ld(i, fx(i), row(set, i), cfg_.src_dt);
+                        vmaxps(acc(i, set), acc(i, set), fx(i));
+                        track(fx(i));
+                    }
+                },
+                [&](const Xmm &a, const Xmm &b) { vmaxps(a, a, b); },
+                [&](const Xmm &v) { track(v); });
+        vpmaxud(flag(0), flag(0), flag(1));
+        mov(eax, 0x7f800000);  // +inf: any |bits| above it is a NaN
+        vpbroadcastd(flag(1), eax);
+        vpcmpud(k_ord_, flag(0), flag(1), 6);  // greater than
+        kortestw(k_ord_, k_ord_);
     }
 
     // --- bf16/f16 on AVX-512 (jit_generator::keys16()): 16-bit keys ---

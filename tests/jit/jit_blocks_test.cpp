@@ -1,6 +1,7 @@
-// The generated inner kernel called directly on short rows (blocks of 16
-// outputs), including what no plan reaches today: a call that joins dst
-// (accumulate) with one row per output. The expected values are computed
+// Generated kernels called directly, with what plans reach rarely or not
+// at all: a call that joins dst (accumulate) holding negative NaNs. The
+// inner kernel on short rows (blocks of 16 outputs) and the two column
+// kernels (dst tile, register columns). The expected values are computed
 // here from the bits, not by the ref backend: max by value, NaN wins.
 #include <cmath>
 #include <cstring>
@@ -24,6 +25,28 @@ float value_of(uint32_t b, data_type dt) {
 
 uint32_t negative_nan(data_type dt) {
     return dt == data_type::f32 ? 0xffc00123u : dt == data_type::bf16 ? 0xffc1u : 0xfe01u;
+}
+
+// The max of dst (when accumulate) and the n elements at src[i * step],
+// by value; the quiet NaN if any of them is NaN.
+uint32_t expected(const uint8_t *src, int64_t n, int64_t step, const uint8_t *dst,
+        bool accumulate, data_type dt) {
+    bool nan = accumulate && is_nan(get(dst, 0, dt), dt);
+    uint32_t best = accumulate ? get(dst, 0, dt) : inf_bits(dt, true);
+    for (int64_t i = 0; i < n && !nan; ++i) {
+        const uint32_t b = get(src, i * step, dt);
+        if (is_nan(b, dt)) nan = true;
+        else if (value_of(b, dt) > value_of(best, dt)) best = b;
+    }
+    return nan ? qnan_bits(dt) : best;
+}
+
+// got == want, NaN == NaN, +0 == -0.
+void expect_same(uint32_t got, uint32_t want, data_type dt, int64_t at) {
+    const bool same = got == want || (is_nan(got, dt) && is_nan(want, dt))
+            || (is_zero(got, dt) && is_zero(want, dt));
+    EXPECT_TRUE(same) << "output " << at << ": got 0x" << std::hex << got << ", want 0x"
+                      << want;
 }
 
 class JitBlocks : public ::testing::TestWithParam<data_type> {
@@ -54,26 +77,12 @@ protected:
         for (int64_t o : nan_src) put(src.data(), o * n + (o * 7) % n, dt(), negative_nan(dt()));
         for (int64_t o : nan_dst) put(dst.data(), o, dt(), negative_nan(dt()));
         std::vector<uint32_t> want(outs);
-        for (int64_t o = 0; o < outs; ++o) {
-            bool nan = accumulate && is_nan(get(dst.data(), o, dt()), dt());
-            uint32_t best = accumulate ? get(dst.data(), o, dt()) : inf_bits(dt(), true);
-            for (int64_t i = 0; i < n && !nan; ++i) {
-                const uint32_t b = get(src.data(), o * n + i, dt());
-                if (is_nan(b, dt())) nan = true;
-                else if (value_of(b, dt()) > value_of(best, dt())) best = b;
-            }
-            want[o] = nan ? qnan_bits(dt()) : best;
-        }
+        for (int64_t o = 0; o < outs; ++o)
+            want[o] = expected(src.data() + o * n * es, n, 1, dst.data() + o * es, accumulate, dt());
         const inner_call a {src.data(), dst.data(), outs, int64_t(n * es), int64_t(es), 1, 0, n,
                 accumulate};
         code->fn(&a);
-        for (int64_t o = 0; o < outs; ++o) {
-            const uint32_t g = get(dst.data(), o, dt());
-            const bool same = g == want[o] || (is_nan(g, dt()) && is_nan(want[o], dt()))
-                    || (is_zero(g, dt()) && is_zero(want[o], dt()));
-            EXPECT_TRUE(same) << "output " << o << ": got 0x" << std::hex << g << ", want 0x"
-                              << want[o];
-        }
+        for (int64_t o = 0; o < outs; ++o) expect_same(get(dst.data(), o, dt()), want[o], dt(), o);
         EXPECT_TRUE(src.guards_ok());
         EXPECT_TRUE(dst.guards_ok());
     }
@@ -101,5 +110,81 @@ INSTANTIATE_TEST_SUITE_P(All, JitBlocks,
             return std::string(i.param == data_type::f32 ? "f32" : i.param == data_type::bf16 ? "bf16" : "f16");
         });
 
+
+// The column kernels on n_outer slices of rows x ncols (row stride ncols +
+// 5 elements), every ISA the machine runs. A NaN planted in one slice must
+// not leak into the next (the register columns redo a slice exactly).
+using columns_param = std::tuple<const char *, data_type>;
+class JitColumns : public ::testing::TestWithParam<columns_param> {
+protected:
+    isa_t isa() const {
+        return std::string(std::get<0>(GetParam())) == "avx512_core" ? isa_t::avx512_core
+                                                                     : isa_t::avx2;
+    }
+    data_type dt() const { return std::get<1>(GetParam()); }
+    int vl() const { return isa() == isa_t::avx512_core ? 16 : 8; }
+
+    // nan_src / nan_dst: (slice, column) pairs that get a negative NaN.
+    void run(family_t family, int64_t ncols, int64_t rows, bool accumulate,
+            std::vector<std::pair<int64_t, int64_t>> nan_src,
+            std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed) {
+        SCOPED_TRACE("family=" + std::to_string(int(family)) + " ncols=" + std::to_string(ncols)
+                + " rows=" + std::to_string(rows) + " accumulate=" + std::to_string(accumulate)
+                + " seed=" + std::to_string(seed));
+        kernel_config cfg;
+        cfg.isa = isa();
+        cfg.family = family;
+        cfg.src_dt = cfg.dst_dt = dt();
+        cfg.unroll = family == family_t::vert_reg ? int((ncols + vl() - 1) / vl()) : 1;
+        const auto code = get_code(cfg);
+        const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
+        const size_t es = esize(dt());
+        guarded src(n_outer * slice * es), dst(n_outer * ncols * es);
+        std::mt19937 rng(seed);
+        for (int64_t i = 0; i < n_outer * slice; ++i) put(src.data(), i, dt(), random_bits(dt(), rng, false));
+        for (int64_t i = 0; i < n_outer * ncols; ++i) put(dst.data(), i, dt(), random_bits(dt(), rng, false));
+        for (auto [o, c] : nan_src)
+            put(src.data(), o * slice + (c % rows) * stride + c, dt(), negative_nan(dt()));
+        for (auto [o, c] : nan_dst) put(dst.data(), o * ncols + c, dt(), negative_nan(dt()));
+        std::vector<uint32_t> want(n_outer * ncols);
+        for (int64_t o = 0; o < n_outer; ++o)
+            for (int64_t c = 0; c < ncols; ++c)
+                want[o * ncols + c] = expected(src.data() + (o * slice + c) * es, rows, stride,
+                        dst.data() + (o * ncols + c) * es, accumulate, dt());
+        const vert_call a {src.data(), dst.data(), ncols, rows, int64_t(stride * es), accumulate,
+                n_outer, int64_t(slice * es), int64_t(ncols * es)};
+        code->fn(&a);
+        for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst.data(), i, dt()), want[i], dt(), i);
+        EXPECT_TRUE(src.guards_ok());
+        EXPECT_TRUE(dst.guards_ok());
+    }
+};
+
+TEST_P(JitColumns, JoinDstAndKeepNaNsInTheirSlice) {
+    uint32_t seed = 1;
+    for (family_t f : {family_t::vert_reg, family_t::vert_tile}) {
+        for (int64_t ncols : {8, 16, 24, 33, 64, 100, 256, 300}) {
+            const bool reg = f == family_t::vert_reg;
+            if (reg && (ncols > 16 * vl() || (vl() == 8 && ncols % 8))) continue;
+            if (!reg && ncols <= 16) continue;
+            for (int64_t rows : {1, 5, 13}) {
+                for (bool acc : {false, true}) {
+                    run(f, ncols, rows, acc, {}, {}, seed++);
+                    run(f, ncols, rows, acc, {{1, ncols - 1}}, {}, seed++);
+                    if (acc) run(f, ncols, rows, acc, {}, {{0, 0}, {2, ncols / 2}}, seed++);
+                }
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, JitColumns,
+        ::testing::Combine(::testing::ValuesIn(runnable_isas()),
+                ::testing::Values(data_type::f32, data_type::bf16, data_type::f16)),
+        [](const ::testing::TestParamInfo<columns_param> &i) {
+            const data_type d = std::get<1>(i.param);
+            return std::string(std::get<0>(i.param)) + "_"
+                    + (d == data_type::f32 ? "f32" : d == data_type::bf16 ? "bf16" : "f16");
+        });
 } // namespace
 } // namespace crest::impl::jit::test
