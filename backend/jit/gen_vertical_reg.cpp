@@ -33,8 +33,9 @@ private:
 
     int nv() const { return cfg_.unroll; }
     // Accumulator sets: consecutive rows go to different sets, so that the
-    // NaN-aware max chain (compare into a mask, masked max) of one set
-    // overlaps the next row's. On AVX-512 up to 4 sets fit in zmm0-15.
+    // max chain of one set (in the exact path a compare into a mask, then a
+    // masked max) overlaps the next row's. On AVX-512 up to 4 sets fit in
+    // zmm0-15.
     int sets() const {
         if (!is512()) return 1;
         int s = 1;
@@ -84,11 +85,10 @@ private:
         Label l_outer;
         L(l_outer);
         {
-            Label l_exact, l_store;
+            Label l_store;
             if (is512()) {
                 rows_flagged();
                 jz(l_store, T_NEAR);  // no NaN anywhere in the slice
-                L(l_exact);
             }
             rows_exact();
             L(l_store);
