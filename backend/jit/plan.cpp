@@ -43,6 +43,22 @@ int choose_split(const plan &P, int nch, int64_t *size) {
     return best;
 }
 
+// Kernel names are literals: building them on every compile took a fresh
+// process through two lazy symbol bindings inside libstdc++.
+enum name_index { name_empty, name_fill, name_copy, name_strided, name_all, name_inner, name_vertical };
+#define CREST_JIT_NAMES(isa)                                                           \
+    {                                                                                  \
+        "jit:" isa ":empty", "jit:" isa ":fill", "jit:" isa ":copy",                   \
+                "jit:" isa ":reduce_strided", "jit:" isa ":reduce_all",                \
+                "jit:" isa ":reduce_inner", "jit:" isa ":reduce_vertical"              \
+    }
+const char *kernel_name(isa_t isa, name_index i) {
+    static const char *const avx2[] = CREST_JIT_NAMES("avx2");
+    static const char *const avx512[] = CREST_JIT_NAMES("avx512_core");
+    return isa == isa_t::avx512_core ? avx512[i] : avx2[i];
+}
+#undef CREST_JIT_NAMES
+
 } // namespace
 
 bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
@@ -63,12 +79,11 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     P.isa = isa;
     P.dt = p.dt;
     P.esz = static_cast<int64_t>(dt_size(p.dt));
-    const std::string prefix = std::string("jit:") + isa_name(isa) + ":";
     const canonical c = canonicalize(p);
 
     if (c.k == canonical::kind::empty_output) {
         P.kind = plan_kind::empty;
-        P.name = prefix + "empty";
+        P.name = kernel_name(isa, name_empty);
         return true;
     }
     for (const auto &d : c.dims) {
@@ -86,19 +101,19 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         P.nred = 0;
         P.src_bytes = 0;
         P.nchunks = 1;
-        P.name = prefix + "fill";
+        P.name = kernel_name(isa, name_fill);
         return true;
     }
     if (!c.has_reduced()) {
         P.kind = plan_kind::copy;
-        P.name = prefix + "copy";
+        P.name = kernel_name(isa, name_copy);
         return true;
     }
 
     const canon_dim &last = c.dims.back();
     if (last.ss != 1) {
         P.kind = plan_kind::strided;
-        P.name = prefix + "reduce_strided";
+        P.name = kernel_name(isa, name_strided);
         return true;
     }
     P.kind = last.reduced ? plan_kind::inner : plan_kind::vertical;
@@ -202,9 +217,9 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         vc.block_n = 0;
         P.slab_code = get_code(vc);
     }
-    if (P.two_level) P.name = prefix + "reduce_all";
-    else if (P.kind == plan_kind::inner) P.name = prefix + "reduce_inner";
-    else P.name = prefix + "reduce_vertical";
+    if (P.two_level) P.name = kernel_name(isa, name_all);
+    else if (P.kind == plan_kind::inner) P.name = kernel_name(isa, name_inner);
+    else P.name = kernel_name(isa, name_vertical);
     return true;
 }
 

@@ -84,7 +84,7 @@ struct plan {
     // `code` reduces the scratch's short rows. Null: one stage.
     std::shared_ptr<const generated_code> slab_code;
 
-    std::string name;
+    const char *name = "";  // static storage
 };
 
 // Builds the plan; returns false with *why_not when the problem cannot be

@@ -13,21 +13,26 @@ kernel_ptr select_reduce_max_kernel(
     const auto &want = eng.get_options().backend;
     const bool any = want.empty() || want == "any";
     const auto &pool = eng.get_impl()->pool;
-    std::string why, reasons;
-    if (any || want == "dnnl") {
-        if (mode == fpmath_mode::any) {
-            if (auto k = dnnl_backend::make_reduce_max(p, pool, any, &why)) return k;
-            reasons += " dnnl: " + why + ";";
-        } else {
-            reasons += std::string(" dnnl: fpmath_mode is ") + to_string(mode)
-                    + ", oneDNN may drop NaNs, allowed only under fpmath_mode any;";
-        }
+    // The reasons are put into words only when no backend fits: appending
+    // to a string on every compile cost a fresh process two lazy symbol
+    // bindings inside libstdc++ (doc/performance.md, first compile).
+    std::string why_dnnl, why_jit;
+    const bool try_dnnl = any || want == "dnnl";
+    if (try_dnnl && mode == fpmath_mode::any) {
+        if (auto k = dnnl_backend::make_reduce_max(p, pool, any, &why_dnnl)) return k;
     }
-    if (any || want == "jit") {
-        if (auto k = jit::make_reduce_max(p, pool, &why)) return k;
-        reasons += " jit: " + why + ";";
+    const bool try_jit = any || want == "jit";
+    if (try_jit) {
+        if (auto k = jit::make_reduce_max(p, pool, &why_jit)) return k;
     }
     if (any || want == "ref") return ref::make_reduce_max(p);
+    std::string reasons;
+    if (try_dnnl) {
+        reasons += mode == fpmath_mode::any ? " dnnl: " + why_dnnl + ";"
+                : std::string(" dnnl: fpmath_mode is ") + to_string(mode)
+                        + ", oneDNN may drop NaNs, allowed only under fpmath_mode any;";
+    }
+    if (try_jit) reasons += " jit: " + why_jit + ";";
     throw error(status::unimplemented,
             "ReduceMax: no kernel of backend '" + want + "' fits:" + reasons);
 }
