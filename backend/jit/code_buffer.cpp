@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <new>
+#include <stdexcept>
 
 namespace crest::impl::jit {
 
@@ -12,6 +13,11 @@ void *code_buffer::map() {
     if (p == MAP_FAILED) throw std::bad_alloc();
     data_ = p;
     return p;
+}
+
+void code_buffer::seal() {
+    if (::mprotect(data_, capacity, PROT_READ | PROT_EXEC) != 0)
+        throw std::runtime_error("crest: cannot make JIT code executable (mprotect)");
 }
 
 code_buffer::~code_buffer() {

@@ -3,6 +3,8 @@
 // max every kernel uses. Kept deliberately short; families add their loops.
 #pragma once
 
+#include <new>
+
 #include <xbyak/xbyak.h>
 
 #include "backend/jit/code_buffer.hpp"
@@ -12,17 +14,16 @@ namespace crest::impl::jit {
 
 class jit_generator : public Xbyak::CodeGenerator {
 public:
-    // Writes into buf (code_buffer::capacity bytes, read+write).
-    jit_generator(const kernel_config &cfg, void *buf)
-        : Xbyak::CodeGenerator(code_buffer::capacity, buf)
+    // Writes into code (at most code_bytes, read+write).
+    jit_generator(const kernel_config &cfg, void *code, size_t code_bytes)
+        : Xbyak::CodeGenerator(code_bytes, code)
         , cfg_(cfg) {}
 
-    // Generates, then makes the buffer read+execute (never writable and
-    // executable at once).
+    // Generates and resolves the jumps; the caller makes the code
+    // executable once this object is gone (generate_with).
     jit_fn finalize() {
         generate();
         ready();
-        setProtectModeRE();
         return getCode<jit_fn>();
     }
 
@@ -96,11 +97,24 @@ protected:
 };
 
 // Generates a G (a jit_generator) for cfg into buf; the generator is gone
-// when this returns, the code stays in buf.
+// when this returns, the code stays in buf, read+execute. The generator
+// object takes the first bytes of buf while it works (code_buffer.hpp).
 template <typename G>
 jit_fn generate_with(const kernel_config &cfg, code_buffer &buf) {
-    G g(cfg, buf.map());
-    return g.finalize();
+    constexpr size_t object_bytes = (sizeof(G) + 63) / 64 * 64;
+    static_assert(object_bytes <= 4096, "the generator fits in the buffer's first page");
+    auto *base = static_cast<unsigned char *>(buf.map());
+    G *g = new (base) G(cfg, base + object_bytes, code_buffer::capacity - object_bytes);
+    jit_fn fn = nullptr;
+    try {
+        fn = g->finalize();
+    } catch (...) {
+        g->~G();
+        throw;
+    }
+    g->~G();
+    buf.seal();
+    return fn;
 }
 
 } // namespace crest::impl::jit
