@@ -208,14 +208,15 @@ private:
         }
     }
 
-    // Each row of a full step also prefetches its own line 2 KiB ahead: with
-    // 8 rows 1 stride apart in flight, the hardware prefetchers alone left
-    // the tile at 47-62% of a streaming read at 64 MiB, against 56-78%
-    // with it (doc/performance.md). Past the tile's end the line is the
-    // next tile's or the next row's, which this walk reads soon after.
+    // Each row of a full f32-lane step also prefetches its own line 2 KiB
+    // ahead: with 8 rows 1 stride apart in flight, the hardware prefetchers
+    // alone left the tile at 47-62% of a streaming read at 64 MiB, against
+    // 56-78% with it. The 16-bit keys, 4 ops per vector already, ran
+    // 5-10% slower with it (doc/performance.md). Past the tile's end the
+    // line is the next tile's or the next row's, read soon after.
     static constexpr int prefetch_bytes = 2048;
     void prefetch_rows(mode m, int g) {
-        if (m != mode::full) return;
+        if (m != mode::full || keys16()) return;
         for (int k = 0; k < g; ++k) prefetcht0(row(k, prefetch_bytes));
     }
 
