@@ -31,8 +31,9 @@ inline size_t esize(data_type dt) { return dt == data_type::f32 ? 4 : 2; }
 class guarded {
 public:
     explicit guarded(size_t bytes, uint8_t fill = 0)
-        : raw_(bytes + 2 * guard_bytes, guard_value), size_(bytes) {
-        std::fill(raw_.begin() + guard_bytes, raw_.end() - guard_bytes, fill);
+        : raw_(bytes + 2 * guard_bytes, fill), size_(bytes) {
+        std::fill_n(raw_.begin(), guard_bytes, guard_value);
+        std::fill_n(raw_.begin() + guard_bytes + bytes, guard_bytes, guard_value);
     }
     uint8_t *data() { return raw_.data() + guard_bytes; }
     const uint8_t *data() const { return raw_.data() + guard_bytes; }
