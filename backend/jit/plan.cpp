@@ -1,6 +1,7 @@
 #include "backend/jit/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "backend/jit/generators.hpp"
 
@@ -59,7 +60,16 @@ const char *kernel_name(isa_t isa, name_index i) {
 }
 #undef CREST_JIT_NAMES
 
+std::atomic<int64_t> g_inline_override {-1};
+
 } // namespace
+
+int64_t inline_bytes() {
+    const int64_t o = g_inline_override.load(std::memory_order_relaxed);
+    return o >= 0 ? o : default_inline_bytes;
+}
+
+void set_inline_bytes_for_testing(int64_t bytes) { g_inline_override.store(bytes < 0 ? -1 : bytes); }
 
 bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         std::string *why_not) {
@@ -92,7 +102,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     }
     P.n_out = c.num_outputs();
     P.src_bytes = c.num_outputs() * c.num_reduced() * P.esz;
-    const int nch = (P.src_bytes < inline_bytes || pool_size <= 1)
+    const int nch = (P.src_bytes < inline_bytes() || pool_size <= 1)
             ? 1 : std::min(pool_size, max_chunks);
     P.nchunks = nch;
 

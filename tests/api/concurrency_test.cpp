@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/jit/jit_backend.hpp"
+#include "backend/jit/plan.hpp"
 #include "tests/api/api_test_util.hpp"
 
 namespace crest::api_test {
@@ -185,6 +186,9 @@ bool jit_available() { return std::string(impl::jit::max_isa_name()) != "none"; 
 
 TEST(ApiConcurrency, OneJitPartitionFourThreads) {
     if (!jit_available()) GTEST_SKIP() << "no JIT ISA on this CPU (or capped)";
+    // These shapes (130-600 KiB) run inline by default; above 64 KiB they
+    // also take the engine's pool, so concurrent callers share its arena.
+    impl::jit::set_inline_bytes_for_testing(64 * 1024);
     engine jit(engine::kind::cpu, 0, engine_options {0, "jit"});
     engine ref(engine::kind::cpu, 0, engine_options {0, "ref"});
     for (const auto &c : shape_cases)
@@ -204,6 +208,7 @@ TEST(ApiConcurrency, OneJitPartitionFourThreads) {
             run(rp, ref, s2, src, b);
             EXPECT_EQ(mismatches(t, a, b), 0) << kname << " vs " << rp.get_kernel_name();
         }
+    impl::jit::set_inline_bytes_for_testing(-1);
 }
 
 TEST(ApiConcurrency, OneRefPartitionFourThreads) {

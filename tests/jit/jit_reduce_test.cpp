@@ -28,6 +28,7 @@ protected:
     void SetUp() override { set_max_isa_for_testing(GetParam().isa); }
     void TearDown() override { set_max_isa_for_testing(nullptr); }
     data_type dt() const { return GetParam().dt; }
+    split_above_64k split_;
     std::string run(const reduce_problem &p, const planting &pl = {}) {
         const std::string name = check(p, pl, pool2(), seed_++);
         EXPECT_NE(name.find(GetParam().isa), std::string::npos) << name;
@@ -333,6 +334,24 @@ INSTANTIATE_TEST_SUITE_P(All, JitReduce, ::testing::ValuesIn(all_params()),
                     : i.param.dt == data_type::bf16 ? "bf16" : "f16";
             return std::string(i.param.isa) + "_" + d;
         });
+
+// Below 1 MiB of src a plan runs inline (one chunk); from 1 MiB on it
+// takes the pool's threads. A two-level plan (reducing C) and an inner one.
+TEST(JitPlan, InlineBelowOneMiB) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    auto chunks = [](const dims_t &d, uint32_t mask) {
+        plan P;
+        std::string why;
+        EXPECT_TRUE(make_plan(make_problem(data_type::f32, d, mask), max_isa(), 2, &P, &why)) << why;
+        return P.nchunks;
+    };
+    EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 1);    // 256 KiB
+    EXPECT_EQ(chunks({1, 255, 32, 32}, 0b0010), 1);   // just below 1 MiB
+    EXPECT_EQ(chunks({1, 256, 32, 32}, 0b0010), 2);   // 1 MiB
+    EXPECT_EQ(chunks({2, 128, 32, 32}, 0b1100), 2);
+    const split_above_64k split;
+    EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 2);
+}
 
 TEST(JitIsa, CapByEnvironment) {
     set_max_isa_for_testing(nullptr);

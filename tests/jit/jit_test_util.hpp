@@ -15,6 +15,7 @@
 
 #include "backend/jit/isa.hpp"
 #include "backend/jit/jit_backend.hpp"
+#include "backend/jit/plan.hpp"
 #include "backend/kernel.hpp"
 #include "backend/ref/ref_backend.hpp"
 #include "src/threading.hpp"
@@ -171,6 +172,16 @@ inline uint32_t get(const uint8_t *base, size_t i, data_type dt) {
     std::memcpy(&h, base + 2 * i, 2);
     return h;
 }
+
+// While alive, problems above 64 KiB take the thread split, as they did
+// before the default inline threshold rose to 1 MiB: the suites' sizes were
+// chosen to cut chunks at awkward places.
+struct split_above_64k {
+    split_above_64k() { set_inline_bytes_for_testing(64 * 1024); }
+    ~split_above_64k() { set_inline_bytes_for_testing(-1); }
+    split_above_64k(const split_above_64k &) = delete;
+    split_above_64k &operator=(const split_above_64k &) = delete;
+};
 
 // ISAs this machine can run, best first.
 inline std::vector<const char *> runnable_isas() {

@@ -11,6 +11,7 @@ namespace {
 
 TEST(JitThreads, OneKernelFourCallers) {
     set_max_isa_for_testing(nullptr);
+    const split_above_64k split;  // each call also runs on the pool
     const dims_t shapes[] = {{64, 3000}, {3000, 64}, {1 << 18}, {30, 40, 50}};
     const uint32_t masks[] = {2, 1, 1, 5};
     for (int s = 0; s < 4; ++s) {
