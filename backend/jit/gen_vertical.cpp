@@ -40,10 +40,6 @@ private:
     enum class mode { full, tail, scalar };
 
     Xmm v(int i) const { return vmm(i); }
-    // keys16(): constants in zmm 24, 26, 28 (see jit_generator::keys16).
-    Xmm c_abs() const { return vmm(24); }
-    Xmm c_neg_inf() const { return vmm(26); }
-    Xmm c_qnan() const { return vmm(28); }
     // Columns per step: a vector of f32 lanes, or 32 16-bit elements.
     int step() const { return keys16() ? 32 : vlen(); }
 
@@ -53,11 +49,7 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
-        if (keys16()) {
-            bcast16(c_abs(), 0x7fff);
-            bcast16(c_neg_inf(), neg_inf16());
-            bcast16(c_qnan(), quiet_nan());
-        }
+        if (keys16()) bcast_key16_constants();  // zmm24, 26, 28
         Label l_outer;
         L(l_outer);
         {

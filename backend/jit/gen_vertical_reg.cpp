@@ -206,9 +206,6 @@ private:
     int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts 16 lanes
     Xmm keymax(int i) const { return vmm(i); }
     Xmm rawmax(int i) const { return vmm(8 + i); }
-    Xmm c_abs() const { return vmm(24); }
-    Xmm c_neg_inf() const { return vmm(26); }
-    Xmm c_qnan() const { return vmm(28); }
     Xmm px() const { return vmm(29); }
     Xmm ptmp() const { return vmm(31); }
     // The last vector takes a 16-bit masked load only when the columns end
@@ -234,9 +231,7 @@ private:
         mov(reg_rs3, ARG(ncols));
         sub(reg_rs3, (npv() - 1) * 32);
         set_tail_mask(reg_rs3, 32);
-        bcast16(c_abs(), 0x7fff);
-        bcast16(c_neg_inf(), neg_inf16());
-        bcast16(c_qnan(), quiet_nan());
+        bcast_key16_constants();  // zmm24, 26, 28
         Label l_whole, l_end;
         mov(rax, ARG(ncols));
         test(eax, 31);

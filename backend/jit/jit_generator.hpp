@@ -84,6 +84,17 @@ protected:
     uint16_t neg_inf16() const;
     // All 16-bit lanes of v = bits. Clobbers eax.
     void bcast16(const Xbyak::Xmm &v, uint16_t bits);
+    // The column kernels' key constants, in fixed registers: 0x7fff lanes
+    // (zmm24), -inf (zmm26) and the quiet NaN (zmm28). bcast_key16_constants()
+    // fills all three; clobbers eax.
+    Xbyak::Xmm c_abs() const { return vmm(24); }
+    Xbyak::Xmm c_neg_inf() const { return vmm(26); }
+    Xbyak::Xmm c_qnan() const { return vmm(28); }
+    void bcast_key16_constants() {
+        bcast16(c_abs(), 0x7fff);
+        bcast16(c_neg_inf(), neg_inf16());
+        bcast16(c_qnan(), quiet_nan());
+    }
     // x = key(x) = x ^ (sign ? 0x7fff : 0) per 16-bit lane: bf16/f16 bits
     // that order like the values as signed 16-bit integers, positive NaNs
     // above +inf (negative NaNs sort low: see an unsigned max of the raw
