@@ -179,8 +179,7 @@ private:
         int n = 0;
         auto track = [&](const Xmm &v) {
             const int k = n++;
-            vpandd(fbits(k), v, c_abs32());
-            vpmaxud(flag(k), flag(k), fbits(k));
+            track_abs_bits(flag(k), v, c_abs32(), fbits(k));
         };
         rows([&](int set) {
                     for (int i = 0; i < nv(); ++i) {
@@ -191,11 +190,7 @@ private:
                 },
                 [&](const Xmm &a, const Xmm &b) { vmaxps(a, a, b); },
                 [&](const Xmm &v) { track(v); });
-        vpmaxud(flag(0), flag(0), flag(1));
-        mov(eax, 0x7f800000);  // +inf: any |bits| above it is a NaN
-        vpbroadcastd(flag(1), eax);
-        vpcmpud(k_ord_, flag(0), flag(1), 6);  // greater than
-        kortestw(k_ord_, k_ord_);
+        test_abs_bits_nan(flag(0), flag(1), flag(1));
     }
 
     // --- bf16/f16 on AVX-512 (jit_generator::keys16()): 16-bit keys ---
