@@ -22,8 +22,16 @@ constexpr int max_dims = 12;
 constexpr int64_t default_inline_bytes = 1024 * 1024;
 int64_t inline_bytes();
 // Tests: a smaller threshold makes small problems take the thread split
-// (< 0: back to the default).
+// (< 0: back to the default). The scoped form puts the default back on
+// every way out of a test.
 void set_inline_bytes_for_testing(int64_t bytes);
+class inline_bytes_for_testing {
+public:
+    explicit inline_bytes_for_testing(int64_t bytes) { set_inline_bytes_for_testing(bytes); }
+    ~inline_bytes_for_testing() { set_inline_bytes_for_testing(-1); }
+    inline_bytes_for_testing(const inline_bytes_for_testing &) = delete;
+    inline_bytes_for_testing &operator=(const inline_bytes_for_testing &) = delete;
+};
 // Partial results of a two-level reduction live on the caller's stack, in
 // the problem's dtype (exact: a max is one of its inputs).
 constexpr int64_t partial_budget_elems = 16 * 1024;

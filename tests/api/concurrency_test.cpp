@@ -188,7 +188,7 @@ TEST(ApiConcurrency, OneJitPartitionFourThreads) {
     if (!jit_available()) GTEST_SKIP() << "no JIT ISA on this CPU (or capped)";
     // These shapes (130-600 KiB) run inline by default; above 64 KiB they
     // also take the engine's pool, so concurrent callers share its arena.
-    impl::jit::set_inline_bytes_for_testing(64 * 1024);
+    const impl::jit::inline_bytes_for_testing split(64 * 1024);
     engine jit(engine::kind::cpu, 0, engine_options {0, "jit"});
     engine ref(engine::kind::cpu, 0, engine_options {0, "ref"});
     for (const auto &c : shape_cases)
@@ -208,7 +208,6 @@ TEST(ApiConcurrency, OneJitPartitionFourThreads) {
             run(rp, ref, s2, src, b);
             EXPECT_EQ(mismatches(t, a, b), 0) << kname << " vs " << rp.get_kernel_name();
         }
-    impl::jit::set_inline_bytes_for_testing(-1);
 }
 
 TEST(ApiConcurrency, OneRefPartitionFourThreads) {

@@ -176,11 +176,8 @@ inline uint32_t get(const uint8_t *base, size_t i, data_type dt) {
 // While alive, problems above 64 KiB take the thread split, as they did
 // before the default inline threshold rose to 1 MiB: the suites' sizes were
 // chosen to cut chunks at awkward places.
-struct split_above_64k {
-    split_above_64k() { set_inline_bytes_for_testing(64 * 1024); }
-    ~split_above_64k() { set_inline_bytes_for_testing(-1); }
-    split_above_64k(const split_above_64k &) = delete;
-    split_above_64k &operator=(const split_above_64k &) = delete;
+struct split_above_64k : inline_bytes_for_testing {
+    split_above_64k() : inline_bytes_for_testing(64 * 1024) {}
 };
 
 // ISAs this machine can run, best first.
