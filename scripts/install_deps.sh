@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages crest needs that are missing. Safe to rerun.
 set -euo pipefail
-pkgs=(cmake g++ make libdnnl-dev libtbb-dev libgtest-dev libgmock-dev
-      nlohmann-json3-dev libxbyak-dev libbenchmark-dev clang libclang-rt-14-dev)
+# ocl-icd-opencl-dev: Debian's oneDNN is built with the OpenCL GPU runtime,
+# so its CMake config requires OpenCL; apt only recommends it, and recommends
+# are not installed here.
+pkgs=(cmake g++ make libdnnl-dev ocl-icd-opencl-dev libtbb-dev libgtest-dev
+      libgmock-dev nlohmann-json3-dev libxbyak-dev libbenchmark-dev clang
+      libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
