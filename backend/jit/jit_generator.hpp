@@ -66,6 +66,29 @@ protected:
     // AVX-512 only: ZF clear (jnz taken) when any f32 lane of v is NaN,
     // as the sum checks test their sums. Clobbers k_ord_.
     void test_nan(const Xbyak::Xmm &v);
+    // AVX-512, f32 lanes: NaN found by masked compares beside the max's
+    // chain, one instruction per vector. k_seen_ord(c), c < ord_chains,
+    // keeps the lanes ordered in every vector taken so far on chain c
+    // (several chains: a compare waits on its chain's last one).
+    // reset_ordered() sets every chain to all lanes ...
+    static constexpr int ord_chains = 4;
+    Xbyak::Opmask k_seen_ord(int c) const { return Xbyak::Opmask(1 + c % ord_chains); }
+    void reset_ordered() {
+        for (int c = 0; c < ord_chains; ++c) kxnorw(k_seen_ord(c), k_seen_ord(c), k_seen_ord(c));
+    }
+    // ... track_ordered(c, x) takes x's lanes on chain c ...
+    void track_ordered(int c, const Xbyak::Xmm &x) {
+        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, x, 7 /* ordered, quiet */);
+    }
+    // ... and test_ordered_nan() leaves ZF clear (jnz taken) when a lane of
+    // any chain saw a NaN. Clobbers the chains.
+    void test_ordered_nan() {
+        kandw(k_seen_ord(0), k_seen_ord(0), k_seen_ord(1));
+        kandw(k_seen_ord(2), k_seen_ord(2), k_seen_ord(3));
+        kandw(k_seen_ord(0), k_seen_ord(0), k_seen_ord(2));
+        knotw(k_seen_ord(0), k_seen_ord(0));
+        kortestw(k_seen_ord(0), k_seen_ord(0));
+    }
     // AVX-512, f32 lanes, NaN found by magnitude instead of on the max's
     // chain: flag = unsigned max(flag, x & abs_mask) (abs_mask holds
     // 0x7fffffff lanes; t is clobbered) ...
