@@ -38,9 +38,13 @@ private:
     // (zmm 24..31).
     Xmm absmax() const { return vmm(24); }
     Xmm abs_mask() const { return vmm(25); }
-    Xmm key_neg_inf() const { return vmm(26); }  // keys16(): key16 of -inf
     Xmm neg_inf16v() const { return vmm(27); }
     Xmm scratch(int u) const { return vmm(28 + u % 4); }
+    // keys16() rows: acc(u) keeps the signed max of the raw bits (the
+    // answer when a lane saw a value >= +0), minraw(u) the unsigned min
+    // (the answer when it saw only negatives), absmax() the unsigned max
+    // (above -inf: a negative NaN). 1-cycle ops: 4 chains of minraw do.
+    Xmm minraw(int u) const { return scratch(u); }
 
     void generate() override {
         mov(reg_src, ARG(src));
@@ -50,7 +54,6 @@ private:
         if (keys16()) {
             bcast16(abs_mask(), 0x7fff);
             bcast16(neg_inf16v(), neg_inf16());
-            bcast16(key_neg_inf(), neg_inf16() ^ 0x7fff);
         }
         Label l_out, l_done;
         if (cfg_.block_n > 0) {
@@ -61,9 +64,16 @@ private:
         }
         L(l_out);
         {
-            for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? key_neg_inf() : neg_inf());
-            if (keys16()) vpxord(absmax(), absmax(), absmax());
-            else if (is512()) reset_ordered();
+            // -inf's raw bits start both keys16() statistics: below every
+            // value in the signed max's order but negative NaNs, above
+            // every value but negative NaNs in the unsigned min's.
+            for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? neg_inf16v() : neg_inf());
+            if (keys16()) {
+                for (int u = 0; u < 4; ++u) vmovaps(minraw(u), neg_inf16v());
+                vpxord(absmax(), absmax(), absmax());
+            } else if (is512()) {
+                reset_ordered();
+            }
             mov(reg_row, reg_src);
             mov(reg_rows, ARG(rows));
             Label l_row;
@@ -343,12 +353,12 @@ private:
         L(l_skip);
     }
 
-    // 64 bytes (32 elements) into accumulator u as 16-bit keys (to_key16);
-    // absmax() keeps the unsigned max of the raw bits: above -inf, a
-    // negative NaN was seen (positive NaNs win the key max themselves).
+    // 64 bytes (32 elements) into the three raw-bits statistics of
+    // accumulator u: 3 instructions per vector (keys took 4). Positive NaNs
+    // win the signed max by themselves.
     void take_keys(int u, const Xmm &x) {
         vpmaxuw(absmax(), absmax(), x);
-        to_key16(x, scratch(u), abs_mask());
+        vpminuw(minraw(u), minraw(u), x);
         vpmaxsw(acc(u), acc(u), x);
     }
 
@@ -455,12 +465,19 @@ private:
         vmaxss(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
     }
 
-    // bf16/f16: the accumulators' keys with vpmaxsw, tree then halves down
-    // to one word.
+    // bf16/f16: the statistics' trees, then per lane the larger key of
+    // the signed max and the unsigned min (the signed max's when the lane
+    // saw a value >= +0, else the min's), then halves down to one word.
     void fold_lanes_keys() {
         for (int w = 1; w < nacc(); w *= 2)
             for (int i = 0; i + w < nacc(); i += 2 * w)
                 vpmaxsw(acc(i), acc(i), acc(i + w));
+        vpminuw(minraw(0), minraw(0), minraw(1));
+        vpminuw(minraw(2), minraw(2), minraw(3));
+        vpminuw(minraw(0), minraw(0), minraw(2));
+        to_key16(acc(0), minraw(1), abs_mask());
+        to_key16(minraw(0), minraw(1), abs_mask());
+        vpmaxsw(acc(0), acc(0), minraw(0));
         const int r = acc(0).getIdx(), t = x(0).getIdx();
         vextracti32x8(Ymm(t), Zmm(r), 1);
         vpmaxsw(Ymm(r), Ymm(r), Ymm(t));
