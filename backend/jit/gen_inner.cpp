@@ -55,47 +55,107 @@ private:
             bcast16(abs_mask(), 0x7fff);
             bcast16(neg_inf16v(), neg_inf16());
         }
-        Label l_out, l_done;
+        Label l_done;
         if (cfg_.block_n > 0) {
             blocks_of_16();
             bcast_neg_inf(neg_inf());
             test(reg_nout, reg_nout);
             jz(l_done, T_NEAR);
         }
-        L(l_out);
-        {
-            // -inf's raw bits start both keys16() statistics: below every
-            // value in the signed max's order but negative NaNs, above
-            // every value but negative NaNs in the unsigned min's.
-            for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? neg_inf16v() : neg_inf());
-            if (keys16()) {
-                for (int u = 0; u < 4; ++u) vmovaps(minraw(u), neg_inf16v());
-                vpxord(absmax(), absmax(), absmax());
-            } else if (is512()) {
-                reset_ordered();
-            }
-            mov(reg_row, reg_src);
-            mov(reg_rows, ARG(rows));
-            Label l_row;
-            L(l_row);
-            {
-                if (keys16()) row_body_keys();
-                else if (is512()) row_body_f32();
-                else row_body();
-                add(reg_row, ARG(row_stride));
-                dec(reg_rows);
-                jnz(l_row, T_NEAR);
-            }
-            if (is512()) fold_and_store_flagged();
-            else fold_and_store();
-            add(reg_src, ARG(out_src_stride));
-            add(reg_dst, ARG(out_dst_stride));
-            dec(reg_nout);
-            jnz(l_out, T_NEAR);
+        if (keys16()) {
+            // Outputs of up to two_pass_max_elems elements each take the
+            // two-pass loop; larger ones would read memory twice when all
+            // negative, and keep all three statistics in one pass.
+            Label l_one_pass;
+            mov(rax, ARG(rows));
+            imul(rax, ARG(n));
+            cmp(rax, two_pass_max_elems);
+            jg(l_one_pass, T_NEAR);
+            outputs(keys_pass::maxes);
+            jmp(l_done, T_NEAR);
+            L(l_one_pass);
+            outputs(keys_pass::all);
+        } else {
+            outputs(keys_pass::all);
         }
         L(l_done);
         vzeroupper();
         ret();
+    }
+
+    // bf16/f16 rows: which raw-bits statistics a pass over an output's rows
+    // keeps. all: the signed max, the unsigned min and the unsigned max (3
+    // instructions per vector). maxes: no unsigned min (2); an output whose
+    // signed max is negative saw only negatives, and a `mins` pass over
+    // its rows, from cache, then finds its max.
+    enum class keys_pass { all, maxes, mins };
+    static constexpr int64_t two_pass_max_elems = 32 * 1024;
+
+    // The loop over outputs: per output the rows, then fold and store.
+    void outputs(keys_pass pass) {
+        Label l_out;
+        L(l_out);
+        // -inf's raw bits start both keys16() extrema: below every value
+        // but negative NaNs in the signed max's order, above every value
+        // but negative NaNs in the unsigned min's.
+        for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? neg_inf16v() : neg_inf());
+        if (keys16()) {
+            if (pass == keys_pass::all) reset_minraw();
+            vpxord(absmax(), absmax(), absmax());
+        } else if (is512()) {
+            reset_ordered();
+        }
+        rows_loop([&] {
+            if (keys16()) row_body_keys(pass);
+            else if (is512()) row_body_f32();
+            else row_body();
+        });
+        if (keys16() && pass == keys_pass::maxes) {
+            Label l_keys;
+            max_tree();
+            vpmovw2m(k_ord_, acc(0));
+            kortestd(k_ord_, k_ord_);  // CF: every lane's sign set
+            jnc(l_keys, T_NEAR);
+            reset_minraw();
+            rows_loop([&] { row_body_keys(keys_pass::mins); });
+            min_tree();
+            vmovdqa32(acc(0), minraw(0));
+            L(l_keys);
+            to_key16(acc(0), minraw(1), abs_mask());
+        }
+        if (is512()) fold_and_store_flagged(pass != keys_pass::maxes);
+        else fold_and_store();
+        add(reg_src, ARG(out_src_stride));
+        add(reg_dst, ARG(out_dst_stride));
+        dec(reg_nout);
+        jnz(l_out, T_NEAR);
+    }
+
+    void rows_loop(const std::function<void()> &row_body) {
+        mov(reg_row, reg_src);
+        mov(reg_rows, ARG(rows));
+        Label l_row;
+        L(l_row);
+        row_body();
+        add(reg_row, ARG(row_stride));
+        dec(reg_rows);
+        jnz(l_row, T_NEAR);
+    }
+
+    void reset_minraw() {
+        for (int u = 0; u < 4; ++u) vmovaps(minraw(u), neg_inf16v());
+    }
+    // acc(0) = the signed max of the accumulators' 16-bit lanes.
+    void max_tree() {
+        for (int w = 1; w < nacc(); w *= 2)
+            for (int i = 0; i + w < nacc(); i += 2 * w)
+                vpmaxsw(acc(i), acc(i), acc(i + w));
+    }
+    // minraw(0) = the unsigned min of the four chains.
+    void min_tree() {
+        vpminuw(minraw(0), minraw(0), minraw(1));
+        vpminuw(minraw(2), minraw(2), minraw(3));
+        vpminuw(minraw(0), minraw(0), minraw(2));
     }
 
     // Walks one row from reg_row: steps of `loads` vectors of `elems`
@@ -353,25 +413,26 @@ private:
         L(l_skip);
     }
 
-    // 64 bytes (32 elements) into the three raw-bits statistics of
-    // accumulator u: 3 instructions per vector (keys took 4). Positive NaNs
-    // win the signed max by themselves.
-    void take_keys(int u, const Xmm &x) {
-        vpmaxuw(absmax(), absmax(), x);
-        vpminuw(minraw(u), minraw(u), x);
-        vpmaxsw(acc(u), acc(u), x);
+    // 64 bytes (32 elements) into the pass's raw-bits statistics of
+    // accumulator u. Positive NaNs win the signed max by themselves.
+    void take_keys(keys_pass pass, int u, const Xmm &x) {
+        if (pass != keys_pass::mins) {
+            vpmaxuw(absmax(), absmax(), x);
+            vpmaxsw(acc(u), acc(u), x);
+        }
+        if (pass != keys_pass::maxes) vpminuw(minraw(u), minraw(u), x);
     }
 
-    void row_body_keys() {
+    void row_body_keys(keys_pass pass) {
         walk_row(32, nacc(),
                 [&](int u, const Address &a) { vmovdqu32(x(u), a); },
-                [&](int u) { take_keys(u, x(u)); },
+                [&](int u) { take_keys(pass, u, x(u)); },
                 [&] {
                     // Lanes past the row keep -inf: harmless to the max, not NaN.
                     set_tail_mask(reg_left, 32);
                     vmovdqa32(x(0), neg_inf16v());
                     vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
-                    take_keys(0, x(0));
+                    take_keys(pass, 0, x(0));
                 });
     }
 
@@ -400,11 +461,13 @@ private:
 
     // AVX-512: the accumulators fold into lane 0 of acc(0) with plain maxes
     // (f32) or key maxes (bf16/f16), then one store. The output is NaN if
-    // the row flags saw one (f32: a |bits| above infinity; keys: a raw max
-    // above -inf, i.e. a negative NaN; a positive NaN comes out of the key
-    // max by itself) or, when accumulating, if dst holds one.
-    void fold_and_store_flagged() {
-        if (keys16()) fold_lanes_keys();
+    // the rows saw one (f32: a lane cleared in the ordered masks; bf16/f16:
+    // an unsigned max of the raw bits above -inf, i.e. a negative NaN; a
+    // positive NaN comes out of the key max by itself) or, when
+    // accumulating, if dst holds one. bf16/f16 with `trees` false: acc(0)
+    // already holds each lane's key.
+    void fold_and_store_flagged(bool trees = true) {
+        if (keys16()) fold_lanes_keys(trees);
         else fold_lanes_f32();
         const Xmm rx(acc(0).getIdx()), tx(x(0).getIdx());
         const Xmm sx(scratch(1).getIdx()), mask(abs_mask().getIdx());
@@ -468,16 +531,14 @@ private:
     // bf16/f16: the statistics' trees, then per lane the larger key of
     // the signed max and the unsigned min (the signed max's when the lane
     // saw a value >= +0, else the min's), then halves down to one word.
-    void fold_lanes_keys() {
-        for (int w = 1; w < nacc(); w *= 2)
-            for (int i = 0; i + w < nacc(); i += 2 * w)
-                vpmaxsw(acc(i), acc(i), acc(i + w));
-        vpminuw(minraw(0), minraw(0), minraw(1));
-        vpminuw(minraw(2), minraw(2), minraw(3));
-        vpminuw(minraw(0), minraw(0), minraw(2));
-        to_key16(acc(0), minraw(1), abs_mask());
-        to_key16(minraw(0), minraw(1), abs_mask());
-        vpmaxsw(acc(0), acc(0), minraw(0));
+    void fold_lanes_keys(bool trees) {
+        if (trees) {
+            max_tree();
+            min_tree();
+            to_key16(acc(0), minraw(1), abs_mask());
+            to_key16(minraw(0), minraw(1), abs_mask());
+            vpmaxsw(acc(0), acc(0), minraw(0));
+        }
         const int r = acc(0).getIdx(), t = x(0).getIdx();
         vextracti32x8(Ymm(t), Zmm(r), 1);
         vpmaxsw(Ymm(r), Ymm(r), Ymm(t));

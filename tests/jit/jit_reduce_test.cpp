@@ -287,6 +287,31 @@ TEST_P(JitReduce, NaNPayloads) {
     }
 }
 
+// Outputs that see only negatives: the AVX-512 bf16/f16 rows then need
+// the unsigned min of the raw bits, which a second pass finds for outputs
+// of up to 32K elements (one pass keeps it above that). Both sides of the
+// bound, with rows, and with one positive, +0, -0, a negative NaN or a
+// positive NaN in output 1's last row.
+TEST_P(JitReduce, AllNegativeOutputs) {
+    const uint32_t pos_one = dt() == data_type::f32 ? 0x3f800000u : dt() == data_type::bf16 ? 0x3f80u : 0x3c00u;
+    const uint32_t neg_zero = dt() == data_type::f32 ? 0x80000000u : 0x8000u;
+    const uint32_t neg_nan = qnan_bits(dt()) | neg_zero;
+    for (int64_t n : {37, 300, 4100, 40000}) {
+        for (int64_t rows : {1, 3}) {
+            SCOPED_TRACE(n * rows);
+            const reduce_problem p = make_problem(dt(), {2, rows, n}, 6);
+            const size_t at = size_t((2 * rows - 1) * n + n / 2);
+            planting pl;
+            pl.negative = true;
+            run(p, pl);
+            for (uint32_t b : {pos_one, 0u, neg_zero, neg_nan, qnan_bits(dt())}) {
+                pl.bits_at = {{at, b}};
+                run(p, pl);
+            }
+        }
+    }
+}
+
 TEST_P(JitReduce, TiesAndInfinities) {
     for (int64_t n : {5, 16, 33, 100, 1000})
         for (uint32_t mask : {1u, 2u, 3u}) run(make_problem(dt(), {7, n}, mask), {{}, true});

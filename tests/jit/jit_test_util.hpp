@@ -199,6 +199,7 @@ struct planting {
     bool ties = false;
     uint32_t nan_bits = 0;       // the NaN planted; 0: the dtype's quiet NaN
     std::vector<std::pair<size_t, uint32_t>> bits_at {};  // any other values, last
+    bool negative = false;       // every random value's sign set
 };
 
 // Runs p with the JIT (current ISA cap) and with ref, compares every dst
@@ -218,7 +219,9 @@ inline std::string check(const reduce_problem &p, const planting &pl = {},
     const size_t nd = std::max<size_t>(span(kd, p.dst_strides), 1);
     guarded src(ns * es);
     std::mt19937 rng(seed);
-    for (size_t i = 0; i < ns; ++i) put(src.data(), i, p.dt, random_bits(p.dt, rng, pl.ties));
+    const uint32_t sign = pl.negative ? (p.dt == data_type::f32 ? 0x80000000u : 0x8000u) : 0;
+    for (size_t i = 0; i < ns; ++i)
+        put(src.data(), i, p.dt, random_bits(p.dt, rng, pl.ties) | sign);
     for (size_t i : pl.nan_at) put(src.data(), i, p.dt, pl.nan_bits ? pl.nan_bits : qnan_bits(p.dt));
     for (const auto &[i, b] : pl.bits_at) put(src.data(), i, p.dt, b);
     guarded got(nd * es, dst_fill), want(nd * es, dst_fill);
