@@ -162,25 +162,16 @@ private:
                 [](const Xmm &) {});
     }
 
-    // AVX-512: a plain vmaxps per vector, and beside it the largest |bits|
-    // of everything read (two vpmaxud chains), as the inner rows do: no
-    // compare into a mask on the accumulator's chain, which held too few
-    // loads in flight. Leaves ZF clear (jnz taken) when that |bits| shows
-    // a NaN; the slice is then redone exactly. Junk tail lanes are zero.
+    // AVX-512: a plain vmaxps per vector, and beside it a masked compare
+    // that clears the lanes where a NaN was read (track_ordered), as the
+    // inner rows do: no compare on the accumulator's chain, which held too
+    // few loads in flight. Leaves ZF clear (jnz taken) when a NaN was read;
+    // the slice is then redone exactly. Junk tail lanes are zero.
     Xmm fx(int i) const { return vmm(16 + i % 8); }
-    Xmm fbits(int i) const { return vmm(24 + i % 4); }
-    Xmm flag(int i) const { return vmm(28 + i % 2); }
-    Xmm c_abs32() const { return vmm(30); }
     void rows_flagged() {
-        mov(eax, 0x7fffffff);
-        vpbroadcastd(c_abs32(), eax);
-        vpxord(flag(0), flag(0), flag(0));
-        vpxord(flag(1), flag(1), flag(1));
+        reset_ordered();
         int n = 0;
-        auto track = [&](const Xmm &v) {
-            const int k = n++;
-            track_abs_bits(flag(k), v, c_abs32(), fbits(k));
-        };
+        auto track = [&](const Xmm &v) { track_ordered(n++, v); };
         rows([&](int set) {
                     for (int i = 0; i < nv(); ++i) {
                         ld(i, fx(i), row(set, i), cfg_.src_dt);
@@ -190,7 +181,7 @@ private:
                 },
                 [&](const Xmm &a, const Xmm &b) { vmaxps(a, a, b); },
                 [&](const Xmm &v) { track(v); });
-        test_abs_bits_nan(flag(0), flag(1), flag(1));
+        test_ordered_nan();
     }
 
     // --- bf16/f16 on AVX-512 (jit_generator::keys16()): 16-bit keys ---

@@ -89,23 +89,6 @@ protected:
         knotw(k_seen_ord(0), k_seen_ord(0));
         kortestw(k_seen_ord(0), k_seen_ord(0));
     }
-    // AVX-512, f32 lanes, NaN found by magnitude instead of on the max's
-    // chain: flag = unsigned max(flag, x & abs_mask) (abs_mask holds
-    // 0x7fffffff lanes; t is clobbered) ...
-    void track_abs_bits(const Xbyak::Xmm &flag, const Xbyak::Xmm &x,
-            const Xbyak::Xmm &abs_mask, const Xbyak::Xmm &t) {
-        vpandd(t, x, abs_mask);
-        vpmaxud(flag, flag, t);
-    }
-    // ... and ZF clear (jnz taken) when flag a or b holds a |bits| above
-    // +inf's, i.e. saw a NaN. Clobbers a, t, eax and k_ord_.
-    void test_abs_bits_nan(const Xbyak::Xmm &a, const Xbyak::Xmm &b, const Xbyak::Xmm &t) {
-        vpmaxud(a, a, b);
-        mov(eax, 0x7f800000);
-        vpbroadcastd(t, eax);
-        vpcmpud(k_ord_, a, t, 6);  // greater than
-        kortestw(k_ord_, k_ord_);
-    }
     // AVX-512 only: as nanmax on the lanes of k_tail_, others untouched.
     void nanmax_tail(const Xbyak::Xmm &a, const Xbyak::Xmm &b);
     // Lane 0 of v = NaN-aware max of all lanes of v. Clobbers t1, t2.
