@@ -71,12 +71,12 @@ private:
             imul(rax, ARG(n));
             cmp(rax, two_pass_max_elems);
             jg(l_one_pass, T_NEAR);
-            outputs(keys_pass::maxes);
+            outputs(raw_pass::maxes);
             jmp(l_done, T_NEAR);
             L(l_one_pass);
-            outputs(keys_pass::all);
+            outputs(raw_pass::all);
         } else {
-            outputs(keys_pass::all);
+            outputs();
         }
         L(l_done);
         vzeroupper();
@@ -88,11 +88,12 @@ private:
     // instructions per vector). maxes: no unsigned min (2); an output whose
     // signed max is negative saw only negatives, and a `mins` pass over
     // its rows, from cache, then finds its max.
-    enum class keys_pass { all, maxes, mins };
+    enum class raw_pass { all, maxes, mins };
     static constexpr int64_t two_pass_max_elems = 32 * 1024;
 
     // The loop over outputs: per output the rows, then fold and store.
-    void outputs(keys_pass pass) {
+    // `pass` is for keys16() only.
+    void outputs(raw_pass pass = raw_pass::all) {
         Label l_out;
         L(l_out);
         // -inf's raw bits start both keys16() extrema: below every value
@@ -100,30 +101,30 @@ private:
         // but negative NaNs in the unsigned min's.
         for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? neg_inf16v() : neg_inf());
         if (keys16()) {
-            if (pass == keys_pass::all) reset_minraw();
+            if (pass == raw_pass::all) reset_minraw();
             vpxord(absmax(), absmax(), absmax());
         } else if (is512()) {
             reset_ordered();
         }
         rows_loop([&] {
-            if (keys16()) row_body_keys(pass);
+            if (keys16()) row_body_raw(pass);
             else if (is512()) row_body_f32();
             else row_body();
         });
-        if (keys16() && pass == keys_pass::maxes) {
+        if (keys16() && pass == raw_pass::maxes) {
             Label l_keys;
             max_tree();
             vpmovw2m(k_ord_, acc(0));
             kortestd(k_ord_, k_ord_);  // CF: every lane's sign set
             jnc(l_keys, T_NEAR);
             reset_minraw();
-            rows_loop([&] { row_body_keys(keys_pass::mins); });
+            rows_loop([&] { row_body_raw(raw_pass::mins); });
             min_tree();
             vmovdqa32(acc(0), minraw(0));
             L(l_keys);
             to_key16(acc(0), minraw(1), abs_mask());
         }
-        if (is512()) fold_and_store_flagged(pass != keys_pass::maxes);
+        if (is512()) fold_and_store_flagged(pass != raw_pass::maxes);
         else fold_and_store();
         add(reg_src, ARG(out_src_stride));
         add(reg_dst, ARG(out_dst_stride));
@@ -415,24 +416,24 @@ private:
 
     // 64 bytes (32 elements) into the pass's raw-bits statistics of
     // accumulator u. Positive NaNs win the signed max by themselves.
-    void take_keys(keys_pass pass, int u, const Xmm &x) {
-        if (pass != keys_pass::mins) {
+    void take_raw(raw_pass pass, int u, const Xmm &x) {
+        if (pass != raw_pass::mins) {
             vpmaxuw(absmax(), absmax(), x);
             vpmaxsw(acc(u), acc(u), x);
         }
-        if (pass != keys_pass::maxes) vpminuw(minraw(u), minraw(u), x);
+        if (pass != raw_pass::maxes) vpminuw(minraw(u), minraw(u), x);
     }
 
-    void row_body_keys(keys_pass pass) {
+    void row_body_raw(raw_pass pass) {
         walk_row(32, nacc(),
                 [&](int u, const Address &a) { vmovdqu32(x(u), a); },
-                [&](int u) { take_keys(pass, u, x(u)); },
+                [&](int u) { take_raw(pass, u, x(u)); },
                 [&] {
                     // Lanes past the row keep -inf: harmless to the max, not NaN.
                     set_tail_mask(reg_left, 32);
                     vmovdqa32(x(0), neg_inf16v());
                     vmovdqu16(x(0) | k_tail_, ptr[reg_ptr]);
-                    take_keys(pass, 0, x(0));
+                    take_raw(pass, 0, x(0));
                 });
     }
 

@@ -126,6 +126,7 @@ protected:
             const Xbyak::Xmm &abs_mask);
 
     const kernel_config cfg_;
+    // Opmasks: k1-k4 are the ordered-lane chains (k_seen_ord).
     const Xbyak::Opmask k_tail_ = Xbyak::Opmask(7);
     const Xbyak::Opmask k_ord_ = Xbyak::Opmask(6);
 };
