@@ -203,8 +203,9 @@ private:
     // Each row of a full f32-lane step also prefetches its own line 2 KiB
     // ahead: with 8 rows 1 stride apart in flight, the hardware prefetchers
     // alone left the tile at 47-62% of a streaming read at 64 MiB, against
-    // 56-78% with it. The 16-bit keys, 4 ops per vector already, ran
-    // 5-10% slower with it (doc/performance.md). Past the tile's end the
+    // 56-78% with it (AMD VM). The 16-bit tiles, then on keys (4 ops per
+    // vector), ran 5-10% slower with it (doc/performance-history.md); not
+    // tried since they take the raw bits. Past the tile's end the
     // line is the next tile's or the next row's, read soon after.
     static constexpr int prefetch_bytes = 2048;
     void prefetch_rows(mode m, int g) {
@@ -216,7 +217,7 @@ private:
     // Junk lanes of a masked tail are zero and never stored.
     void group_body(mode m, int g, bool fresh) {
         prefetch_rows(m, g);
-        if (keys16()) return group_body_keys(m, g, fresh);
+        if (keys16()) return group_body_raw(m, g, fresh);
         if (is512() && m != mode::scalar) return group_body_sum_checked(m, g, fresh);
         group_body_exact(m, g, fresh);
     }
@@ -283,31 +284,41 @@ private:
         }
     }
 
-    // bf16/f16 on 16-bit keys (jit_generator::to_key16): a vpmaxsw tree is
-    // the max; an unsigned max of the raw bits above -inf shows a negative
-    // NaN, which turns the lane into the quiet NaN. Two ops per row fewer
-    // than the even/odd f32 pairs used before, which matters at memory speed.
-    void to_key(const Xmm &x, const Xmm &t) { to_key16(x, t, c_abs()); }
-
-    void group_body_keys(mode m, int g, bool fresh) {
-        auto raw = [&](int i) { return v(8 + i); };
-        const Xmm d = v(16), t = v(17);
+    // bf16/f16 on the raw 16-bit bits, as the inner rows (design.md): a
+    // signed max tree is the max where a lane saw a value >= +0 (positive
+    // NaNs win it), an unsigned min tree the max where it saw only
+    // negatives, and an unsigned max tree above -inf's bits shows a
+    // negative NaN, which turns the lane into the quiet NaN. 3 ops per row
+    // and no key conversions; the keys took 4 and 5 more per group.
+    void group_body_raw(mode m, int g, bool fresh) {
+        auto umax = [&](int i) { return v(8 + i); };
+        auto umin = [&](int i) { return v(12 + i); };
+        const Xmm d = v(16);
         for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
-        if (g == 1) vmovdqa32(raw(0), v(0));
-        for (int i = 0; 2 * i + 1 < g; ++i) vpmaxuw(raw(i), v(2 * i), v(2 * i + 1));
+        if (g == 1) {
+            vmovdqa32(umax(0), v(0));
+            vmovdqa32(umin(0), v(0));
+        }
+        for (int i = 0; 2 * i + 1 < g; ++i) {
+            vpmaxuw(umax(i), v(2 * i), v(2 * i + 1));
+            vpminuw(umin(i), v(2 * i), v(2 * i + 1));
+        }
         for (int w = 1; 2 * w < g; w *= 2)
-            for (int i = 0; i + w < g / 2; i += 2 * w) vpmaxuw(raw(i), raw(i), raw(i + w));
-        for (int k = 0; k < g; ++k) to_key(v(k), vmm(20 + k % 4));
+            for (int i = 0; i + w < g / 2; i += 2 * w) {
+                vpmaxuw(umax(i), umax(i), umax(i + w));
+                vpminuw(umin(i), umin(i), umin(i + w));
+            }
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
         if (!fresh) {
             ld16(m, d, ptr[reg_pd]);
-            vpmaxuw(raw(0), raw(0), d);
-            to_key(d, t);
+            vpmaxuw(umax(0), umax(0), d);
+            vpminuw(umin(0), umin(0), d);
             vpmaxsw(v(0), v(0), d);
         }
-        to_key(v(0), t);
-        vpcmpuw(k_ord_, raw(0), c_neg_inf(), 6);  // greater than: a negative NaN
+        vpmovw2m(k_ord_, v(0));  // the lanes that saw only negatives
+        vmovdqu16(v(0) | k_ord_, umin(0));
+        vpcmpuw(k_ord_, umax(0), c_neg_inf(), 6);  // greater than: a negative NaN
         vmovdqu16(v(0) | k_ord_, c_qnan());
         if (m == mode::full) vmovdqu32(ptr[reg_pd], v(0));
         else vmovdqu16(ptr[reg_pd] | k_tail_, v(0));
