@@ -49,7 +49,7 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
-        if (keys16()) bcast_key16_constants();  // zmm24, 26, 28
+        if (keys16()) bcast16_constants();  // zmm26, 28
         Label l_outer;
         L(l_outer);
         {

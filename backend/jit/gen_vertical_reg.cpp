@@ -184,16 +184,16 @@ private:
         test_ordered_nan();
     }
 
-    // --- bf16/f16 on AVX-512 (jit_generator::keys16()): 16-bit keys ---
-    // Each 64-byte vector of 32 columns keeps the max of its keys
-    // (to_key16, vpmaxsw) and the unsigned max of its raw bits (a negative
-    // NaN shows above -inf): no compare into a mask per row, which was the
-    // bottleneck of the widening path.
+    // --- bf16/f16 on AVX-512 (jit_generator::keys16()): raw 16-bit bits ---
+    // Each 64-byte vector of 32 columns keeps the signed max, the unsigned
+    // min and the unsigned max of its raw bits, as the tiles do (design.md):
+    // 3 ops per row, no compare into a mask, which was the bottleneck of
+    // the widening path, and no key conversions.
     int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts 16 lanes
-    Xmm keymax(int i) const { return vmm(i); }
-    Xmm rawmax(int i) const { return vmm(8 + i); }
+    Xmm smax(int i) const { return vmm(i); }
+    Xmm umax(int i) const { return vmm(8 + i); }
+    Xmm umin(int i) const { return vmm(16 + i); }
     Xmm px() const { return vmm(29); }
-    Xmm ptmp() const { return vmm(31); }
     // The last vector takes a 16-bit masked load only when the columns end
     // inside it: such a load costs several times a plain one here, so a
     // column count that fills its vectors runs a copy of the loop without.
@@ -217,7 +217,7 @@ private:
         mov(reg_rs3, ARG(ncols));
         sub(reg_rs3, (npv() - 1) * 32);
         set_tail_mask(reg_rs3, 32);
-        bcast_key16_constants();  // zmm24, 26, 28
+        bcast16_constants();  // zmm26, 28
         Label l_whole, l_end;
         mov(rax, ARG(ncols));
         test(eax, 31);
@@ -242,17 +242,18 @@ private:
             cmp(ARG(accumulate), 0);
             je(l_fresh, T_NEAR);
             for (int i = 0; i < npv(); ++i) {
-                ld16(i, keymax(i), ptr[reg_dst + i * 64]);
-                vmovdqa32(rawmax(i), keymax(i));
-                to_key16(keymax(i), ptmp(), c_abs());
+                ld16(i, smax(i), ptr[reg_dst + i * 64]);
+                vmovdqa32(umax(i), smax(i));
+                vmovdqa32(umin(i), smax(i));
             }
             jmp(l_rows, T_NEAR);
             L(l_fresh);
-            vmovdqa32(keymax(0), c_neg_inf());
-            to_key16(keymax(0), ptmp(), c_abs());
+            // -inf's bits: below every value but negative NaNs in the
+            // signed max's order, above them in the unsigned min's.
             for (int i = 0; i < npv(); ++i) {
-                if (i) vmovdqa32(keymax(i), keymax(0));
-                vpxord(rawmax(i), rawmax(i), rawmax(i));
+                vmovdqa32(smax(i), c_neg_inf());
+                vmovdqa32(umin(i), c_neg_inf());
+                vpxord(umax(i), umax(i), umax(i));
             }
             L(l_rows);
             mov(reg_row, reg_src);
@@ -262,20 +263,21 @@ private:
             {
                 for (int i = 0; i < npv(); ++i) {
                     ld16(i, px(), ptr[reg_row + i * 64]);
-                    vpmaxuw(rawmax(i), rawmax(i), px());
-                    to_key16(px(), ptmp(), c_abs());
-                    vpmaxsw(keymax(i), keymax(i), px());
+                    vpmaxuw(umax(i), umax(i), px());
+                    vpminuw(umin(i), umin(i), px());
+                    vpmaxsw(smax(i), smax(i), px());
                 }
                 add(reg_row, reg_rs);
                 dec(reg_rows);
                 jnz(l_row, T_NEAR);
             }
             for (int i = 0; i < npv(); ++i) {
-                to_key16(keymax(i), ptmp(), c_abs());  // back to bits
-                vpcmpuw(k_ord_, rawmax(i), c_neg_inf(), 6);  // greater than
-                vmovdqu16(keymax(i) | k_ord_, c_qnan());
-                if (pmasked(i)) vmovdqu16(ptr[reg_dst + i * 64] | k_tail_, keymax(i));
-                else vmovdqu32(ptr[reg_dst + i * 64], keymax(i));
+                vpmovw2m(k_ord_, smax(i));  // the lanes that saw only negatives
+                vmovdqu16(smax(i) | k_ord_, umin(i));
+                vpcmpuw(k_ord_, umax(i), c_neg_inf(), 6);  // greater than: a negative NaN
+                vmovdqu16(smax(i) | k_ord_, c_qnan());
+                if (pmasked(i)) vmovdqu16(ptr[reg_dst + i * 64] | k_tail_, smax(i));
+                else vmovdqu32(ptr[reg_dst + i * 64], smax(i));
             }
             add(reg_src, ARG(outer_src_stride));
             add(reg_dst, ARG(outer_dst_stride));

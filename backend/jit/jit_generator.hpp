@@ -97,9 +97,10 @@ protected:
     // or 32 (16-bit) lanes. Clobbers eax.
     void set_tail_mask(const Xbyak::Reg64 &count, int lanes = 16);
 
-    // --- bf16/f16 on AVX-512: 32 elements per vector as 16-bit keys ---
-    // No widening: the max is a signed 16-bit max of to_key16(bits), and
-    // an unsigned max of the raw bits shows negative NaNs (design.md).
+    // --- bf16/f16 on AVX-512: 32 elements per vector, 16-bit lanes ---
+    // No widening: the kernels keep a signed max, an unsigned min and an
+    // unsigned max of the raw bits, and the inner rows fold lanes on
+    // to_key16 keys (design.md).
     bool keys16() const { return is512() && ssz() == 2; }
     // |bits| above this is NaN; the quiet NaN written; -inf.
     uint16_t nan_above() const;
@@ -107,14 +108,12 @@ protected:
     uint16_t neg_inf16() const;
     // All 16-bit lanes of v = bits. Clobbers eax.
     void bcast16(const Xbyak::Xmm &v, uint16_t bits);
-    // The column kernels' key constants, in fixed registers: 0x7fff lanes
-    // (zmm24), -inf (zmm26) and the quiet NaN (zmm28). bcast_key16_constants()
-    // fills all three; clobbers eax.
-    Xbyak::Xmm c_abs() const { return vmm(24); }
+    // The column kernels' 16-bit constants, in fixed registers: -inf
+    // (zmm26) and the quiet NaN (zmm28). bcast16_constants() fills both;
+    // clobbers eax.
     Xbyak::Xmm c_neg_inf() const { return vmm(26); }
     Xbyak::Xmm c_qnan() const { return vmm(28); }
-    void bcast_key16_constants() {
-        bcast16(c_abs(), 0x7fff);
+    void bcast16_constants() {
         bcast16(c_neg_inf(), neg_inf16());
         bcast16(c_qnan(), quiet_nan());
     }
