@@ -1,6 +1,7 @@
 // `inner` family: the reduced group is innermost and contiguous. Several
 // independent accumulators take whole vectors, the tail is masked (AVX-512)
 // or taken one element at a time (AVX2); lanes are folded once per output.
+// bf16/f16 rows keep raw-bits statistics on both ISAs (raw16()).
 #include "backend/jit/generators.hpp"
 #include "backend/jit/jit_generator.hpp"
 
@@ -34,16 +35,17 @@ private:
     Xmm x(int i) const { return vmm(nacc() + i); }
     Xmm tmp(int i) const { return vmm(2 * nacc() + (i % 2)); }
     Xmm neg_inf() const { return vmm(2 * nacc() + 2); }
-    // AVX-512 keys16(): the largest raw bits seen, masks, and scratch
-    // (zmm 24..31).
-    Xmm absmax() const { return vmm(24); }
-    Xmm abs_mask() const { return vmm(25); }
-    Xmm neg_inf16v() const { return vmm(27); }
-    Xmm scratch(int u) const { return vmm(28 + u % 4); }
-    // keys16() rows: acc(u) keeps the signed max of the raw bits (the
+    // raw16(): the largest raw bits seen, masks, and scratch (AVX-512:
+    // zmm 24..31; AVX2, at most 4 accumulators: ymm 11..15).
+    Xmm absmax() const { return vmm(is512() ? 24 : 11); }
+    Xmm abs_mask() const { return vmm(is512() ? 25 : 12); }
+    Xmm neg_inf16v() const { return vmm(is512() ? 27 : 13); }
+    Xmm scratch(int u) const { return is512() ? vmm(28 + u % 4) : vmm(14 + u % 2); }
+    // raw16() rows: acc(u) keeps the signed max of the raw bits (the
     // answer when a lane saw a value >= +0), minraw(u) the unsigned min
     // (the answer when it saw only negatives), absmax() the unsigned max
-    // (above -inf: a negative NaN). 1-cycle ops: 4 chains of minraw do.
+    // (above -inf: a negative NaN). 1-cycle ops: 4 chains of minraw do
+    // (AVX2: 2, sharing them out).
     Xmm minraw(int u) const { return scratch(u); }
 
     void generate() override {
@@ -51,7 +53,7 @@ private:
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
         bcast_neg_inf(neg_inf());
-        if (keys16()) {
+        if (raw16()) {
             bcast16(abs_mask(), 0x7fff);
             bcast16(neg_inf16v(), neg_inf16());
         }
@@ -62,7 +64,7 @@ private:
             test(reg_nout, reg_nout);
             jz(l_done, T_NEAR);
         }
-        if (keys16()) {
+        if (raw16()) {
             // Outputs of up to two_pass_max_elems elements each take the
             // two-pass loop; larger ones would read memory twice when all
             // negative, and keep all three statistics in one pass.
@@ -92,39 +94,46 @@ private:
     static constexpr int64_t two_pass_max_elems = 32 * 1024;
 
     // The loop over outputs: per output the rows, then fold and store.
-    // `pass` is for keys16() only.
+    // `pass` is for raw16() only.
     void outputs(raw_pass pass = raw_pass::all) {
         Label l_out;
         L(l_out);
-        // -inf's raw bits start both keys16() extrema: below every value
+        // -inf's raw bits start both raw16() extrema: below every value
         // but negative NaNs in the signed max's order, above every value
         // but negative NaNs in the unsigned min's.
-        for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), keys16() ? neg_inf16v() : neg_inf());
-        if (keys16()) {
+        for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), raw16() ? neg_inf16v() : neg_inf());
+        if (raw16()) {
             if (pass == raw_pass::all) reset_minraw();
-            vpxord(absmax(), absmax(), absmax());
+            vpxor(Ymm(absmax().getIdx()), Ymm(absmax().getIdx()), Ymm(absmax().getIdx()));
         } else if (is512()) {
             reset_ordered();
         }
         rows_loop([&] {
-            if (keys16()) row_body_raw(pass);
+            if (raw16()) row_body_raw(pass);
             else if (is512()) row_body_f32();
             else row_body();
         });
-        if (keys16() && pass == raw_pass::maxes) {
+        if (raw16() && pass == raw_pass::maxes) {
             Label l_keys;
             max_tree();
-            vpmovw2m(k_ord_, acc(0));
-            kortestd(k_ord_, k_ord_);  // CF: every lane's sign set
-            jnc(l_keys, T_NEAR);
+            if (is512()) {
+                vpmovw2m(k_ord_, acc(0));
+                kortestd(k_ord_, k_ord_);  // CF: every lane's sign set
+                jnc(l_keys, T_NEAR);
+            } else {
+                vpmovmskb(eax, acc(0));  // odd bits: the lanes' signs
+                and_(eax, 0xaaaaaaaa);
+                cmp(eax, 0xaaaaaaaa);
+                jne(l_keys, T_NEAR);
+            }
             reset_minraw();
             rows_loop([&] { row_body_raw(raw_pass::mins); });
             min_tree();
-            vmovdqa32(acc(0), minraw(0));
+            vmovdqa(acc(0), minraw(0));
             L(l_keys);
             to_key16(acc(0), minraw(1), abs_mask());
         }
-        if (is512()) fold_and_store_flagged(pass != raw_pass::maxes);
+        if (is512() || raw16()) fold_and_store_flagged(pass != raw_pass::maxes);
         else fold_and_store();
         add(reg_src, ARG(out_src_stride));
         add(reg_dst, ARG(out_dst_stride));
@@ -144,7 +153,7 @@ private:
     }
 
     void reset_minraw() {
-        for (int u = 0; u < 4; ++u) vmovaps(minraw(u), neg_inf16v());
+        for (int u = 0; u < (is512() ? 4 : 2); ++u) vmovaps(minraw(u), neg_inf16v());
     }
     // acc(0) = the signed max of the accumulators' 16-bit lanes.
     void max_tree() {
@@ -155,6 +164,7 @@ private:
     // minraw(0) = the unsigned min of the four chains.
     void min_tree() {
         vpminuw(minraw(0), minraw(0), minraw(1));
+        if (!is512()) return;
         vpminuw(minraw(2), minraw(2), minraw(3));
         vpminuw(minraw(0), minraw(0), minraw(2));
     }
@@ -425,7 +435,23 @@ private:
     }
 
     void row_body_raw(raw_pass pass) {
-        walk_row(32, nacc(),
+        if (!is512()) {
+            // AVX2: the tail one element at a time, broadcast to every lane.
+            walk_row(vlen16(), nacc(),
+                    [&](int u, const Address &a) { vmovdqu(x(u), a); },
+                    [&](int u) { take_raw(pass, u, x(u)); },
+                    [&] {
+                        Label l_scalar;
+                        L(l_scalar);
+                        vpbroadcastw(x(0), word[reg_ptr]);
+                        take_raw(pass, 0, x(0));
+                        add(reg_ptr, 2);
+                        dec(reg_left);
+                        jnz(l_scalar, T_NEAR);
+                    });
+            return;
+        }
+        walk_row(vlen16(), nacc(),
                 [&](int u, const Address &a) { vmovdqu32(x(u), a); },
                 [&](int u) { take_raw(pass, u, x(u)); },
                 [&] {
@@ -460,22 +486,27 @@ private:
                 });
     }
 
-    // AVX-512: the accumulators fold into lane 0 of acc(0) with plain maxes
-    // (f32) or key maxes (bf16/f16), then one store. The output is NaN if
+    // AVX-512 (and bf16/f16 on AVX2): the accumulators fold into lane 0 of
+    // acc(0) with plain maxes (f32) or key maxes (bf16/f16), then one
+    // store. The output is NaN if
     // the rows saw one (f32: a lane cleared in the ordered masks; bf16/f16:
     // an unsigned max of the raw bits above -inf, i.e. a negative NaN; a
     // positive NaN comes out of the key max by itself) or, when
     // accumulating, if dst holds one. bf16/f16 with `trees` false: acc(0)
     // already holds each lane's key.
     void fold_and_store_flagged(bool trees = true) {
-        if (keys16()) fold_lanes_keys(trees);
+        if (raw16()) fold_lanes_keys(trees);
         else fold_lanes_f32();
         const Xmm rx(acc(0).getIdx()), tx(x(0).getIdx());
         const Xmm sx(scratch(1).getIdx()), mask(abs_mask().getIdx());
         Label l_nan, l_store, l_done;
-        if (keys16()) {
+        if (raw16() && is512()) {
             vpcmpuw(k_ord_, absmax(), neg_inf16v(), 6);  // greater than -inf
             kortestd(k_ord_, k_ord_);
+        } else if (raw16()) {
+            // Saturating: nonzero where the bits are above -inf's.
+            vpsubusw(tmp(0), absmax(), neg_inf16v());
+            vptest(tmp(0), tmp(0));
         } else {
             test_ordered_nan();
         }
@@ -483,7 +514,7 @@ private:
         cmp(ARG(accumulate), 0);
         je(l_store, T_NEAR);
         // Join dst: NaN there is NaN out.
-        if (keys16()) {
+        if (raw16()) {
             movzx(eax, word[reg_dst]);
             vmovd(tx, eax);
             and_(eax, 0x7fff);
@@ -498,7 +529,7 @@ private:
             vmaxss(rx, rx, tx);
         }
         L(l_store);
-        if (keys16()) {
+        if (raw16()) {
             to_key16(rx, sx, mask);  // back to bits
             vmovd(eax, rx);
             mov(word[reg_dst], ax);
@@ -507,7 +538,7 @@ private:
         }
         jmp(l_done, T_NEAR);
         L(l_nan);
-        if (keys16()) mov(word[reg_dst], quiet_nan());
+        if (raw16()) mov(word[reg_dst], quiet_nan());
         else mov(dword[reg_dst], 0x7fc00000);
         L(l_done);
     }
@@ -541,8 +572,10 @@ private:
             vpmaxsw(acc(0), acc(0), minraw(0));
         }
         const int r = acc(0).getIdx(), t = x(0).getIdx();
-        vextracti32x8(Ymm(t), Zmm(r), 1);
-        vpmaxsw(Ymm(r), Ymm(r), Ymm(t));
+        if (is512()) {
+            vextracti32x8(Ymm(t), Zmm(r), 1);
+            vpmaxsw(Ymm(r), Ymm(r), Ymm(t));
+        }
         vextracti128(Xmm(t), Ymm(r), 1);
         vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
         vpshufd(Xmm(t), Xmm(r), 0x4e);  // swap the 64-bit halves

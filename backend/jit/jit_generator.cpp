@@ -167,12 +167,22 @@ uint16_t jit_generator::neg_inf16() const {
 
 void jit_generator::bcast16(const Xmm &v, uint16_t bits) {
     mov(eax, bits * 0x10001u);
-    vpbroadcastd(v, eax);
+    if (is512()) {
+        vpbroadcastd(v, eax);
+    } else {
+        vmovd(Xmm(v.getIdx()), eax);
+        vpbroadcastd(v, Xmm(v.getIdx()));
+    }
 }
 
 void jit_generator::to_key16(const Xmm &x, const Xmm &t, const Xmm &abs_mask) {
     vpsraw(t, x, 15);
-    vpternlogd(x, t, abs_mask, 0x78);  // x ^ (t & abs_mask)
+    if (is512()) {
+        vpternlogd(x, t, abs_mask, 0x78);  // x ^ (t & abs_mask)
+    } else {
+        vpand(t, t, abs_mask);
+        vpxor(x, x, t);
+    }
 }
 
 } // namespace crest::impl::jit

@@ -97,16 +97,20 @@ protected:
     // or 32 (16-bit) lanes. Clobbers eax.
     void set_tail_mask(const Xbyak::Reg64 &count, int lanes = 16);
 
-    // --- bf16/f16 on AVX-512: 32 elements per vector, 16-bit lanes ---
+    // --- bf16/f16: 16-bit lanes (32 per zmm, 16 per ymm) ---
     // No widening: the kernels keep a signed max, an unsigned min and an
     // unsigned max of the raw bits, and the inner rows fold lanes on
-    // to_key16 keys (design.md).
+    // to_key16 keys (design.md). raw16(): every ISA (inner rows);
+    // keys16(): the AVX-512 column kernels.
+    bool raw16() const { return ssz() == 2; }
     bool keys16() const { return is512() && ssz() == 2; }
+    // 16-bit lanes per vector register.
+    int vlen16() const { return 2 * vlen(); }
     // |bits| above this is NaN; the quiet NaN written; -inf.
     uint16_t nan_above() const;
     uint16_t quiet_nan() const;
     uint16_t neg_inf16() const;
-    // All 16-bit lanes of v = bits. Clobbers eax.
+    // All 16-bit lanes of v = bits (any ISA). Clobbers eax.
     void bcast16(const Xbyak::Xmm &v, uint16_t bits);
     // The column kernels' 16-bit constants, in fixed registers: -inf
     // (zmm26) and the quiet NaN (zmm28). bcast16_constants() fills both;
@@ -120,7 +124,8 @@ protected:
     // x = key(x) = x ^ (sign ? 0x7fff : 0) per 16-bit lane: bf16/f16 bits
     // that order like the values as signed 16-bit integers, positive NaNs
     // above +inf (negative NaNs sort low: see an unsigned max of the raw
-    // bits). Its own inverse. abs_mask holds 0x7fff lanes; t is clobbered.
+    // bits). Its own inverse, any ISA. abs_mask holds 0x7fff lanes; t is
+    // clobbered.
     void to_key16(const Xbyak::Xmm &x, const Xbyak::Xmm &t,
             const Xbyak::Xmm &abs_mask);
 
