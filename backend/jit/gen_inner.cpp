@@ -104,7 +104,8 @@ private:
         for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), raw16() ? neg_inf16v() : neg_inf());
         if (raw16()) {
             if (pass == raw_pass::all) reset_minraw();
-            vpxor(Ymm(absmax().getIdx()), Ymm(absmax().getIdx()), Ymm(absmax().getIdx()));
+            if (is512()) vpxord(absmax(), absmax(), absmax());
+            else vpxor(absmax(), absmax(), absmax());
         } else if (is512()) {
             reset_ordered();
         }
@@ -129,7 +130,8 @@ private:
             reset_minraw();
             rows_loop([&] { row_body_raw(raw_pass::mins); });
             min_tree();
-            vmovdqa(acc(0), minraw(0));
+            if (is512()) vmovdqa32(acc(0), minraw(0));
+            else vmovdqa(acc(0), minraw(0));
             L(l_keys);
             to_key16(acc(0), minraw(1), abs_mask());
         }

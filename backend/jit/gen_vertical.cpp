@@ -40,8 +40,8 @@ private:
     enum class mode { full, tail, scalar };
 
     Xmm v(int i) const { return vmm(i); }
-    // Columns per step: a vector of f32 lanes, or 32 16-bit elements.
-    int step() const { return keys16() ? 32 : vlen(); }
+    // Columns per step: a vector of f32 lanes, or of 16-bit elements.
+    int step() const { return raw16() ? vlen16() : vlen(); }
 
     void generate() override {
         push(rbx); push(rbp); push(r12); push(r13); push(r14); push(r15);
@@ -49,7 +49,7 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
-        if (keys16()) bcast16_constants();  // zmm26, 28
+        if (raw16()) bcast16_constants();
         Label l_outer;
         L(l_outer);
         {
@@ -209,7 +209,7 @@ private:
     // line is the next tile's or the next row's, read soon after.
     static constexpr int prefetch_bytes = 2048;
     void prefetch_rows(mode m, int g) {
-        if (m != mode::full || keys16()) return;
+        if (m != mode::full || raw16()) return;
         for (int k = 0; k < g; ++k) prefetcht0(row(k, prefetch_bytes));
     }
 
@@ -217,7 +217,7 @@ private:
     // Junk lanes of a masked tail are zero and never stored.
     void group_body(mode m, int g, bool fresh) {
         prefetch_rows(m, g);
-        if (keys16()) return group_body_raw(m, g, fresh);
+        if (raw16()) return group_body_raw(m, g, fresh);
         if (is512() && m != mode::scalar) return group_body_sum_checked(m, g, fresh);
         group_body_exact(m, g, fresh);
     }
@@ -273,11 +273,15 @@ private:
         L(l_done);
     }
 
-    // 32 elements of each row in 16-bit lanes; a tail keeps -inf past the
-    // tile's end (not NaN, no effect on the max) and stores only its lanes.
+    // A vector of each row in 16-bit lanes; a tail keeps -inf past the
+    // tile's end (not NaN, no effect on the max) and stores only its lanes;
+    // AVX2's one-column steps broadcast the element.
     void ld16(mode m, const Xmm &x, const Address &a) {
         if (m == mode::full) {
-            vmovdqu32(x, a);
+            if (is512()) vmovdqu32(x, a);
+            else vmovdqu(x, a);
+        } else if (m == mode::scalar) {
+            vpbroadcastw(x, Address(16, false, a.getRegExp()));
         } else {
             vmovdqa32(x, c_neg_inf());
             vmovdqu16(x | k_tail_, a);
@@ -290,14 +294,20 @@ private:
     // negatives, and an unsigned max tree above -inf's bits shows a
     // negative NaN, which turns the lane into the quiet NaN. 3 ops per row
     // and no key conversions; the keys took 4 and 5 more per group.
+    // AVX2 (4 rows a group): the same in ymm 0-9 and 12-13.
     void group_body_raw(mode m, int g, bool fresh) {
-        auto umax = [&](int i) { return v(8 + i); };
-        auto umin = [&](int i) { return v(12 + i); };
-        const Xmm d = v(16);
+        auto umax = [&](int i) { return v(is512() ? 8 + i : 4 + i); };
+        auto umin = [&](int i) { return v(is512() ? 12 + i : 6 + i); };
+        const Xmm d = v(is512() ? 16 : 8);
         for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
         if (g == 1) {
-            vmovdqa32(umax(0), v(0));
-            vmovdqa32(umin(0), v(0));
+            if (is512()) {
+                vmovdqa32(umax(0), v(0));
+                vmovdqa32(umin(0), v(0));
+            } else {
+                vmovdqa(umax(0), v(0));
+                vmovdqa(umin(0), v(0));
+            }
         }
         for (int i = 0; 2 * i + 1 < g; ++i) {
             vpmaxuw(umax(i), v(2 * i), v(2 * i + 1));
@@ -315,6 +325,17 @@ private:
             vpmaxuw(umax(0), umax(0), d);
             vpminuw(umin(0), umin(0), d);
             vpmaxsw(v(0), v(0), d);
+        }
+        if (!is512()) {
+            const Xmm t = v(9);
+            vpsraw(t, v(0), 15);  // the lanes that saw only negatives
+            vpblendvb(v(0), v(0), umin(0), t);
+            vpmaxuw(t, umax(0), c_neg_inf());
+            vpcmpeqw(t, t, c_neg_inf());  // not above -inf: no negative NaN
+            vpblendvb(v(0), c_qnan(), v(0), t);
+            if (m == mode::full) vmovdqu(ptr[reg_pd], v(0));
+            else vpextrw(word[reg_pd], Xmm(v(0).getIdx()), 0);
+            return;
         }
         vpmovw2m(k_ord_, v(0));  // the lanes that saw only negatives
         vmovdqu16(v(0) | k_ord_, umin(0));

@@ -113,10 +113,10 @@ protected:
     // All 16-bit lanes of v = bits (any ISA). Clobbers eax.
     void bcast16(const Xbyak::Xmm &v, uint16_t bits);
     // The column kernels' 16-bit constants, in fixed registers: -inf
-    // (zmm26) and the quiet NaN (zmm28). bcast16_constants() fills both;
-    // clobbers eax.
-    Xbyak::Xmm c_neg_inf() const { return vmm(26); }
-    Xbyak::Xmm c_qnan() const { return vmm(28); }
+    // (zmm26; AVX2 ymm12) and the quiet NaN (zmm28; ymm13).
+    // bcast16_constants() fills both; clobbers eax.
+    Xbyak::Xmm c_neg_inf() const { return vmm(is512() ? 26 : 12); }
+    Xbyak::Xmm c_qnan() const { return vmm(is512() ? 28 : 13); }
     void bcast16_constants() {
         bcast16(c_neg_inf(), neg_inf16());
         bcast16(c_qnan(), quiet_nan());
