@@ -16,7 +16,7 @@ namespace {
 // Few columns (at most 16 vectors): the whole column block lives in
 // registers while every row streams past, so no dst round trip per row.
 // ncols must be in ((unroll - 1) * vlen, unroll * vlen]; AVX2 also needs a
-// whole number of vectors (no 16-bit masked loads there).
+// whole number of 8-lane vectors (no masked loads there).
 class vertical_reg_generator : public jit_generator {
 public:
     using jit_generator::jit_generator;
@@ -71,7 +71,7 @@ private:
     }
 
     void generate() override {
-        if (keys16()) return generate_keys();
+        if (raw16()) return generate_keys();
         mov(reg_rs, ARG(row_stride));
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
@@ -184,29 +184,66 @@ private:
         test_ordered_nan();
     }
 
-    // --- bf16/f16 on AVX-512 (jit_generator::keys16()): raw 16-bit bits ---
-    // Each 64-byte vector of 32 columns keeps the signed max, the unsigned
-    // min and the unsigned max of its raw bits, as the tiles do (design.md):
-    // 3 ops per row, no compare into a mask, which was the bottleneck of
-    // the widening path, and no key conversions.
-    int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts 16 lanes
-    Xmm smax(int i) const { return vmm(i); }
-    Xmm umax(int i) const { return vmm(8 + i); }
-    Xmm umin(int i) const { return vmm(16 + i); }
-    Xmm px() const { return vmm(29); }
-    // The last vector takes a 16-bit masked load only when the columns end
-    // inside it: such a load costs several times a plain one here, so a
-    // column count that fills its vectors runs a copy of the loop without.
+    // --- bf16/f16 (jit_generator::raw16()): raw 16-bit bits ---
+    // Each vector of columns (AVX-512: 32, AVX2: 16) keeps the signed max,
+    // the unsigned min and the unsigned max of its raw bits, as the tiles
+    // do (design.md): 3 ops per row, no compare into a mask, which was the
+    // bottleneck of the widening path, and no key conversions.
+    int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts f32 vectors
+    int vbytes() const { return 2 * vlen16(); }
+    // Vector i's register idx: on AVX2 a last vector of 8 columns (tail_)
+    // is an xmm.
+    Xmm sized(int i, int idx) const {
+        if (!is512() && pmasked(i)) return Xmm(idx);
+        return vmm(idx);
+    }
+    Xmm smax(int i) const { return sized(i, i); }
+    Xmm umax(int i) const { return sized(i, is512() ? 8 + i : 4 + i); }
+    Xmm umin(int i) const { return sized(i, is512() ? 16 + i : 8 + i); }
+    Xmm px(int i) const { return sized(i, is512() ? 29 : 14); }
+    Xmm neg_inf16(int i) const { return sized(i, c_neg_inf().getIdx()); }
+    // The last vector takes a 16-bit masked load (AVX2: a half-width one)
+    // only when the columns end inside it: such a load costs several times
+    // a plain one here, so a column count that fills its vectors runs a
+    // copy of the loop without.
     bool tail_ = true;
     bool pmasked(int i) const { return tail_ && i == npv() - 1; }
 
     void ld16(int i, const Xmm &v, const Address &a) {
-        if (!pmasked(i)) {
+        if (!is512()) {
+            vmovdqu(v, a);
+        } else if (!pmasked(i)) {
             vmovdqu32(v, a);
         } else {
             vmovdqa32(v, c_neg_inf());
             vmovdqu16(v | k_tail_, a);
         }
+    }
+    void copy16(const Xmm &to, const Xmm &from) {
+        if (is512()) vmovdqa32(to, from);
+        else vmovdqa(to, from);
+    }
+
+    // Vector i's answer into smax(i): the unsigned min where the lane saw
+    // only negatives, the quiet NaN where it saw a negative NaN; stored.
+    void select_store16(int i) {
+        const Address a = ptr[reg_dst + i * vbytes()];
+        if (!is512()) {
+            const Xmm t = sized(i, 15);
+            vpsraw(t, smax(i), 15);  // the lanes that saw only negatives
+            vpblendvb(smax(i), smax(i), umin(i), t);
+            vpmaxuw(t, umax(i), neg_inf16(i));
+            vpcmpeqw(t, t, neg_inf16(i));  // not above -inf: no negative NaN
+            vpblendvb(smax(i), sized(i, c_qnan().getIdx()), smax(i), t);
+            vmovdqu(a, smax(i));
+            return;
+        }
+        vpmovw2m(k_ord_, smax(i));  // the lanes that saw only negatives
+        vmovdqu16(smax(i) | k_ord_, umin(i));
+        vpcmpuw(k_ord_, umax(i), c_neg_inf(), 6);  // greater than: a negative NaN
+        vmovdqu16(smax(i) | k_ord_, c_qnan());
+        if (pmasked(i)) vmovdqu16(a | k_tail_, smax(i));
+        else vmovdqu32(a, smax(i));
     }
 
     void generate_keys() {
@@ -214,13 +251,15 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_outer, ARG(n_outer));
-        mov(reg_rs3, ARG(ncols));
-        sub(reg_rs3, (npv() - 1) * 32);
-        set_tail_mask(reg_rs3, 32);
-        bcast16_constants();  // zmm26, 28
+        if (is512()) {
+            mov(reg_rs3, ARG(ncols));
+            sub(reg_rs3, (npv() - 1) * 32);
+            set_tail_mask(reg_rs3, 32);
+        }
+        bcast16_constants();
         Label l_whole, l_end;
         mov(rax, ARG(ncols));
-        test(eax, 31);
+        test(eax, vlen16() - 1);
         jz(l_whole, T_NEAR);
         tail_ = true;
         outer_loop_keys();
@@ -242,18 +281,19 @@ private:
             cmp(ARG(accumulate), 0);
             je(l_fresh, T_NEAR);
             for (int i = 0; i < npv(); ++i) {
-                ld16(i, smax(i), ptr[reg_dst + i * 64]);
-                vmovdqa32(umax(i), smax(i));
-                vmovdqa32(umin(i), smax(i));
+                ld16(i, smax(i), ptr[reg_dst + i * vbytes()]);
+                copy16(umax(i), smax(i));
+                copy16(umin(i), smax(i));
             }
             jmp(l_rows, T_NEAR);
             L(l_fresh);
             // -inf's bits: below every value but negative NaNs in the
             // signed max's order, above them in the unsigned min's.
             for (int i = 0; i < npv(); ++i) {
-                vmovdqa32(smax(i), c_neg_inf());
-                vmovdqa32(umin(i), c_neg_inf());
-                vpxord(umax(i), umax(i), umax(i));
+                copy16(smax(i), neg_inf16(i));
+                copy16(umin(i), neg_inf16(i));
+                if (is512()) vpxord(umax(i), umax(i), umax(i));
+                else vpxor(umax(i), umax(i), umax(i));
             }
             L(l_rows);
             mov(reg_row, reg_src);
@@ -262,23 +302,16 @@ private:
             L(l_row);
             {
                 for (int i = 0; i < npv(); ++i) {
-                    ld16(i, px(), ptr[reg_row + i * 64]);
-                    vpmaxuw(umax(i), umax(i), px());
-                    vpminuw(umin(i), umin(i), px());
-                    vpmaxsw(smax(i), smax(i), px());
+                    ld16(i, px(i), ptr[reg_row + i * vbytes()]);
+                    vpmaxuw(umax(i), umax(i), px(i));
+                    vpminuw(umin(i), umin(i), px(i));
+                    vpmaxsw(smax(i), smax(i), px(i));
                 }
                 add(reg_row, reg_rs);
                 dec(reg_rows);
                 jnz(l_row, T_NEAR);
             }
-            for (int i = 0; i < npv(); ++i) {
-                vpmovw2m(k_ord_, smax(i));  // the lanes that saw only negatives
-                vmovdqu16(smax(i) | k_ord_, umin(i));
-                vpcmpuw(k_ord_, umax(i), c_neg_inf(), 6);  // greater than: a negative NaN
-                vmovdqu16(smax(i) | k_ord_, c_qnan());
-                if (pmasked(i)) vmovdqu16(ptr[reg_dst + i * 64] | k_tail_, smax(i));
-                else vmovdqu32(ptr[reg_dst + i * 64], smax(i));
-            }
+            for (int i = 0; i < npv(); ++i) select_store16(i);
             add(reg_src, ARG(outer_src_stride));
             add(reg_dst, ARG(outer_dst_stride));
             dec(reg_outer);
