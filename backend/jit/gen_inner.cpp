@@ -58,9 +58,14 @@ private:
             bcast16(neg_inf16v(), neg_inf16());
         }
         Label l_done;
-        if (cfg_.block_n > 0) {
-            blocks_of_16();
+        // AVX2 has no masked tail: blocks only for whole vectors (plan.cpp).
+        if (cfg_.block_n > 0 && (is512() || cfg_.block_n % vlen() == 0)) {
+            blocks();
             bcast_neg_inf(neg_inf());
+            if (raw16() && !is512()) {  // AVX2 blocks use ymm 8-15
+                bcast16(abs_mask(), 0x7fff);
+                bcast16(neg_inf16v(), neg_inf16());
+            }
             test(reg_nout, reg_nout);
             jz(l_done, T_NEAR);
         }
@@ -226,16 +231,20 @@ private:
                 });
     }
 
-    // Folds the 16 accumulators vmm(0-15) into vmm(0), lane k = output k:
-    // pairs of registers share out 256-bit halves, then 128-bit lanes
-    // (vshuff32x4), then floats within lanes (vshufps). exact: the
-    // NaN-aware max; else the accumulators are known to hold no NaN.
+    // Folds the vlen() accumulators vmm(0 .. vlen()-1) into vmm(0), lane k
+    // = output k: pairs of registers share out 256-bit halves, then 128-bit
+    // lanes (AVX-512: vshuff32x4; AVX2: one level of vperm2f128), then
+    // floats within lanes (vshufps). exact: the NaN-aware max; else the
+    // accumulators are known to hold no NaN.
     void fold(bool exact) {
-        const Xmm t = vmm(17), t1 = vmm(18), t2 = vmm(19);
+        const Xmm t = vmm(is512() ? 17 : 13), t1 = vmm(is512() ? 18 : 14), t2 = vmm(is512() ? 19 : 15);
         auto level = [&](int pairs_n, bool lanes, uint8_t lo, uint8_t hi) {
             for (int i = 0; i < pairs_n; ++i) {
                 const Xmm a = vmm(2 * i), b = vmm(2 * i + 1);
-                if (lanes) {
+                if (lanes && !is512()) {
+                    vperm2f128(Ymm(t1.getIdx()), Ymm(a.getIdx()), Ymm(b.getIdx()), lo);
+                    vperm2f128(Ymm(t2.getIdx()), Ymm(a.getIdx()), Ymm(b.getIdx()), hi);
+                } else if (lanes) {
                     vshuff32x4(Zmm(t1.getIdx()), Zmm(a.getIdx()), Zmm(b.getIdx()), lo);
                     vshuff32x4(Zmm(t2.getIdx()), Zmm(a.getIdx()), Zmm(b.getIdx()), hi);
                 } else {
@@ -250,8 +259,12 @@ private:
                 }
             }
         };
-        level(8, true, 0x44, 0xee);
-        level(4, true, 0x88, 0xdd);
+        if (is512()) {
+            level(8, true, 0x44, 0xee);
+            level(4, true, 0x88, 0xdd);
+        } else {
+            level(4, true, 0x20, 0x31);  // low halves | high halves
+        }
         level(2, false, 0x44, 0xee);
         level(1, false, 0x88, 0xdd);
     }
@@ -270,16 +283,18 @@ private:
     template <typename Addr, typename AccOf, typename Walk>
     void block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
             const Walk &walk_vectors) {
-        const Xmm totals[4] = {vmm(21), vmm(28), vmm(29), vmm(30)};
-        for (int k = 0; k < 16; ++k) {
+        const Xmm totals[4] = {vmm(is512() ? 21 : 11), vmm(is512() ? 28 : 12),
+                vmm(is512() ? 29 : 13), vmm(is512() ? 30 : 14)};
+        for (int k = 0; k < vlen(); ++k) {
             const Xmm m = acc_of(k), &total = totals[k % 4];
             load(m, addr(k, 0), cfg_.src_dt);
             if (k < 4) vmovaps(total, m);
             else vaddps(total, total, m);
         }
         walk_vectors(1, nvec, [&](int v) {
-            for (int k = 0; k < 16; ++k) {
-                const Xmm m = acc_of(k), x = vmm(16 + k % 4), &total = totals[k % 4];
+            for (int k = 0; k < vlen(); ++k) {
+                const Xmm m = acc_of(k), x = is512() ? vmm(16 + k % 4) : vmm(8 + k % 2);
+                const Xmm &total = totals[k % 4];
                 load(x, addr(k, v), cfg_.src_dt);
                 vaddps(total, total, x);
                 vmaxps(m, m, x);
@@ -288,25 +303,27 @@ private:
         vaddps(totals[0], totals[0], totals[1]);
         vaddps(totals[2], totals[2], totals[3]);
         vaddps(totals[0], totals[0], totals[2]);
-        test_nan(totals[0]);
+        test_nan(totals[0], totals[1]);
     }
 
     // Short rows: per output, the lane folding costs as much as the row, so
-    // 16 outputs go at once, one accumulator each, and are folded together
-    // by a transpose-reduce (15 two-source shuffles and maxes in all), then
-    // stored as one vector. The rows are generated for cfg_.block_n
-    // elements (unrolled up to 4 vectors, looped past that) and read in
-    // memory order. With one row of whole vectors per output a block first
-    // tries block_sum_checked. Runs while 16 outputs remain, the call's n
-    // is block_n and dst is contiguous; the per-output loop does the rest.
-    void blocks_of_16() {
+    // vlen() outputs (16; AVX2: 8) go at once, one accumulator each, and
+    // are folded together by a transpose-reduce (15 two-source shuffles and
+    // maxes in all; AVX2: 7), then stored as one vector. The rows are
+    // generated for cfg_.block_n elements (unrolled up to 4 vectors, looped
+    // past that) and read in memory order. With one row of whole vectors
+    // per output a block first tries block_sum_checked. Runs while vlen()
+    // outputs remain, the call's n is block_n and dst is contiguous; the
+    // per-output loop does the rest. AVX2: block_n is a whole number of
+    // vectors (no masked tail).
+    void blocks() {
         // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
         // output stride os (os3, os5, os7 precomputed: every k * os is one
         // base + index * scale address).
         const Reg64 rows = r9, pa = r10, tmp = r11;
         const Reg64 os = rax, os3 = rbx, os5 = r12, os7 = r13, pb = r14;
-        const Xmm x = vmm(16), t = vmm(17);
-        const Xmm ninf = vmm(20);
+        const Xmm x = vmm(is512() ? 16 : 8), t = vmm(is512() ? 17 : 9);
+        const Xmm ninf = vmm(is512() ? 20 : 10);
         const int nfull = cfg_.block_n / vlen();
         const int tail = cfg_.block_n % vlen();
         auto addr = [&](int k, int v) {
@@ -324,8 +341,11 @@ private:
             }
         };
         // Output k goes to the register whose lane k the fold below leaves
-        // it in (a 4x4 transpose of lane groups: its own inverse).
-        auto acc_of = [&](int k) { return vmm((k % 4) * 4 + k / 4); };
+        // it in (AVX-512: a 4x4 transpose of lane groups, its own inverse;
+        // AVX2: lane k = 4 * half + j holds register 2 * j + half).
+        auto acc_of = [&](int k) {
+            return is512() ? vmm((k % 4) * 4 + k / 4) : vmm((k % 4) * 2 + k / 4);
+        };
         // Emits body(v) for vectors v0..v1-1 of the rows at pa/pb: unrolled
         // when few, else a loop of two vectors per turn that moves pa/pb
         // (and puts them back): the code of a long row stays short, which
@@ -372,7 +392,7 @@ private:
         // first the fast block; the exact one only after a NaN sum.
         Label l_exact, l_folded;
         L(l_block);
-        cmp(reg_nout, 16);
+        cmp(reg_nout, vlen());
         jl(l_end, T_NEAR);
         mov(pa, reg_src);
         lea(pb, ptr[reg_src + os * 8]);
@@ -385,7 +405,7 @@ private:
             jmp(l_folded, T_NEAR);
         }
         L(l_exact);
-        for (int k = 0; k < 16; ++k) vmovaps(vmm(k), ninf);
+        for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);
         mov(rows, ARG(rows));
         Label l_row;
         L(l_row);
@@ -393,7 +413,7 @@ private:
         // (each max waits on its own accumulator's last one); the 16 rows
         // are one contiguous run when rows are dense, so reads stay local.
         walk_vectors(0, nfull, [&](int v) {
-            for (int k = 0; k < 16; ++k) {
+            for (int k = 0; k < vlen(); ++k) {
                 load(x, addr(k, v), cfg_.src_dt);
                 nanmax(acc_of(k), x, t);
             }
@@ -417,9 +437,9 @@ private:
         L(l_store);
         store(ptr[reg_dst], vmm(0), cfg_.dst_dt, t);
         lea(reg_src, ptr[reg_src + os * 8]);
-        lea(reg_src, ptr[reg_src + os * 8]);
-        add(reg_dst, 16 * dsz());
-        sub(reg_nout, 16);
+        if (is512()) lea(reg_src, ptr[reg_src + os * 8]);
+        add(reg_dst, vlen() * dsz());
+        sub(reg_nout, vlen());
         jmp(l_block, T_NEAR);
         L(l_end);
         pop(r14); pop(r13); pop(r12); pop(rbx);

@@ -253,7 +253,7 @@ private:
                 vaddps(s(i / 2), a, w == 1 ? v(i + w) : s((i + w) / 2));
             }
         Label l_exact;
-        test_nan(sum);
+        test_nan(sum, v(10));
         jnz(l_exact, T_NEAR);
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vmaxps(v(i), v(i), v(i + w));

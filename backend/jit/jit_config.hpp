@@ -28,8 +28,9 @@ struct kernel_config {
     data_type src_dt = data_type::f32;
     data_type dst_dt = data_type::f32;  // f32 when writing partial results
     int unroll = 4;  // inner: accumulators; vert_reg: vectors per column block
-    // inner, AVX-512: the row length the code is unrolled for, when rows
-    // are short enough to fold 16 outputs at once (0: none).
+    // inner: the row length the code is unrolled for, when rows are short
+    // enough to fold a vector of outputs at once (0: none; AVX2: whole
+    // vectors only).
     int block_n = 0;
 
     auto tie() const {

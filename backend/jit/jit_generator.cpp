@@ -123,9 +123,14 @@ void jit_generator::nanmax(const Xmm &a, const Xmm &b, const Xmm &tmp) {
     }
 }
 
-void jit_generator::test_nan(const Xmm &v) {
-    vcmpps(k_ord_, v, v, cmp_unord_q);
-    kortestw(k_ord_, k_ord_);
+void jit_generator::test_nan(const Xmm &v, const Xmm &tmp) {
+    if (is512()) {
+        vcmpps(k_ord_, v, v, cmp_unord_q);
+        kortestw(k_ord_, k_ord_);
+    } else {
+        vcmpps(tmp, v, v, cmp_unord_q);
+        vtestps(tmp, tmp);  // ZF clear when a lane's sign (all ones) is set
+    }
 }
 
 void jit_generator::nanmax_tail(const Xmm &a, const Xmm &b) {

@@ -63,9 +63,9 @@ protected:
     // a = max(a, b) lane-wise, NaN if either is NaN. tmp used on AVX2.
     void nanmax(const Xbyak::Xmm &a, const Xbyak::Xmm &b,
             const Xbyak::Xmm &tmp);
-    // AVX-512 only: ZF clear (jnz taken) when any f32 lane of v is NaN,
-    // as the sum checks test their sums. Clobbers k_ord_.
-    void test_nan(const Xbyak::Xmm &v);
+    // ZF clear (jnz taken) when any f32 lane of v is NaN, as the sum
+    // checks test their sums. Clobbers k_ord_ (AVX-512) or tmp (AVX2).
+    void test_nan(const Xbyak::Xmm &v, const Xbyak::Xmm &tmp);
     // AVX-512, f32 lanes: NaN found by masked compares beside the max's
     // chain, one instruction per vector. k_seen_ord(c), c < ord_chains,
     // keeps the lanes ordered in every vector taken so far on chain c

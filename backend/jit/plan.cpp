@@ -209,7 +209,8 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         const int64_t vecs = P.n / vl;
         cfg.unroll = 2;
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
-        if (isa == isa_t::avx512_core && P.n <= inner_block_max_n(P.dt)) cfg.block_n = static_cast<int>(P.n);
+        if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
+            cfg.block_n = static_cast<int>(P.n);
     } else if (cfg.family != family_t::vert_reg) {
         cfg.unroll = 1;
     }

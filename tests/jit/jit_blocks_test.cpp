@@ -1,6 +1,6 @@
 // Generated kernels called directly, with what plans reach rarely or not
 // at all: a call that joins dst (accumulate) holding negative NaNs. The
-// inner kernel on short rows (blocks of 16 outputs) and the two column
+// inner kernel on short rows (blocks of 16 outputs; AVX2: 8) and the two column
 // kernels (dst tile, register columns). The expected values are computed
 // here from the bits, not by the ref backend: max by value, NaN wins.
 #include <cmath>
@@ -49,12 +49,20 @@ void expect_same(uint32_t got, uint32_t want, data_type dt, int64_t at) {
                       << want;
 }
 
-class JitBlocks : public ::testing::TestWithParam<data_type> {
+using isa_dt_param = std::tuple<const char *, data_type>;
+std::string isa_dt_name(const ::testing::TestParamInfo<isa_dt_param> &i) {
+    const data_type d = std::get<1>(i.param);
+    return std::string(std::get<0>(i.param)) + "_"
+            + (d == data_type::f32 ? "f32" : d == data_type::bf16 ? "bf16" : "f16");
+}
+isa_t isa_named(const char *name) {
+    return std::string(name) == "avx512_core" ? isa_t::avx512_core : isa_t::avx2;
+}
+
+class JitBlocks : public ::testing::TestWithParam<isa_dt_param> {
 protected:
-    void SetUp() override {
-        if (cpu_isa() != isa_t::avx512_core) GTEST_SKIP() << "blocks are AVX-512 only";
-    }
-    data_type dt() const { return GetParam(); }
+    isa_t isa() const { return isa_named(std::get<0>(GetParam())); }
+    data_type dt() const { return std::get<1>(GetParam()); }
 
     // outs outputs of n contiguous elements; dst joined when accumulate.
     // nan_src / nan_dst: output indices that get a negative NaN.
@@ -63,7 +71,7 @@ protected:
         SCOPED_TRACE("n=" + std::to_string(n) + " outs=" + std::to_string(outs)
                 + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed));
         kernel_config cfg;
-        cfg.isa = isa_t::avx512_core;
+        cfg.isa = isa();
         cfg.family = family_t::inner;
         cfg.src_dt = cfg.dst_dt = dt();
         cfg.unroll = 2;
@@ -88,12 +96,12 @@ protected:
     }
 };
 
-// Row lengths with and without a partial last vector, unrolled and looped;
-// negative NaNs in src and in dst (the sum check and the exact block must
-// both keep them).
+// Row lengths with and without a partial last vector (AVX-512; AVX2 blocks
+// take whole vectors only), unrolled and looped; negative NaNs in src and
+// in dst (the sum check and the exact block must both keep them).
 TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
     uint32_t seed = 1;
-    for (int64_t n : {16, 32, 48, 56, 64, 96, 128, 160, 256}) {
+    for (int64_t n : {8, 16, 24, 32, 48, 56, 64, 96, 128, 160, 256}) {
         if (n > inner_block_max_n(dt())) continue;
         for (bool acc : {false, true}) {
             run(n, 37, acc, {}, {}, seed++);
@@ -105,22 +113,17 @@ TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitBlocks,
-        ::testing::Values(data_type::f32, data_type::bf16, data_type::f16),
-        [](const ::testing::TestParamInfo<data_type> &i) {
-            return std::string(i.param == data_type::f32 ? "f32" : i.param == data_type::bf16 ? "bf16" : "f16");
-        });
+        ::testing::Combine(::testing::ValuesIn(runnable_isas()),
+                ::testing::Values(data_type::f32, data_type::bf16, data_type::f16)),
+        isa_dt_name);
 
 
 // The column kernels on n_outer slices of rows x ncols (row stride ncols +
 // 5 elements), every ISA the machine runs. A NaN planted in one slice must
 // not leak into the next (the register columns redo a slice exactly).
-using columns_param = std::tuple<const char *, data_type>;
-class JitColumns : public ::testing::TestWithParam<columns_param> {
+class JitColumns : public ::testing::TestWithParam<isa_dt_param> {
 protected:
-    isa_t isa() const {
-        return std::string(std::get<0>(GetParam())) == "avx512_core" ? isa_t::avx512_core
-                                                                     : isa_t::avx2;
-    }
+    isa_t isa() const { return isa_named(std::get<0>(GetParam())); }
     data_type dt() const { return std::get<1>(GetParam()); }
     int vl() const { return isa() == isa_t::avx512_core ? 16 : 8; }
 
@@ -181,10 +184,6 @@ TEST_P(JitColumns, JoinDstAndKeepNaNsInTheirSlice) {
 INSTANTIATE_TEST_SUITE_P(All, JitColumns,
         ::testing::Combine(::testing::ValuesIn(runnable_isas()),
                 ::testing::Values(data_type::f32, data_type::bf16, data_type::f16)),
-        [](const ::testing::TestParamInfo<columns_param> &i) {
-            const data_type d = std::get<1>(i.param);
-            return std::string(std::get<0>(i.param)) + "_"
-                    + (d == data_type::f32 ? "f32" : d == data_type::bf16 ? "bf16" : "f16");
-        });
+        isa_dt_name);
 } // namespace
 } // namespace crest::impl::jit::test
