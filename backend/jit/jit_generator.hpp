@@ -100,10 +100,8 @@ protected:
     // --- bf16/f16: 16-bit lanes (32 per zmm, 16 per ymm) ---
     // No widening: the kernels keep a signed max, an unsigned min and an
     // unsigned max of the raw bits, and the inner rows fold lanes on
-    // to_key16 keys (design.md). raw16(): every ISA (inner rows);
-    // keys16(): the AVX-512 column kernels.
+    // to_key16 keys (design.md). Every kernel kind, both ISAs.
     bool raw16() const { return ssz() == 2; }
-    bool keys16() const { return is512() && ssz() == 2; }
     // 16-bit lanes per vector register.
     int vlen16() const { return 2 * vlen(); }
     // |bits| above this is NaN; the quiet NaN written; -inf.
