@@ -2,8 +2,8 @@
 // independent accumulators take whole vectors, the tail is masked (AVX-512)
 // or taken one element at a time (AVX2); lanes are folded once per output.
 // bf16/f16 rows keep raw-bits statistics on both ISAs (raw16()).
+#include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
-#include "backend/jit/jit_generator.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -16,15 +16,12 @@ namespace {
 
 #define ARG(field) qword[reg_args + offsetof(inner_call, field)]
 
-class inner_generator : public jit_generator {
+// reg_args, reg_src, reg_dst and reg_nout come from inner_blocks_generator.
+class inner_generator : public inner_blocks_generator {
 public:
-    using jit_generator::jit_generator;
+    using inner_blocks_generator::inner_blocks_generator;
 
 private:
-    const Reg64 reg_args = rdi;
-    const Reg64 reg_src = rsi;     // first element of the current output
-    const Reg64 reg_dst = rdx;
-    const Reg64 reg_nout = rcx;    // outputs left
     const Reg64 reg_row = r8;      // current row
     const Reg64 reg_rows = r9;     // rows left
     const Reg64 reg_ptr = r10;     // walks along a row
@@ -229,221 +226,6 @@ private:
                     dec(reg_left);
                     jnz(l_scalar, T_NEAR);
                 });
-    }
-
-    // Folds the vlen() accumulators vmm(0 .. vlen()-1) into vmm(0), lane k
-    // = output k: pairs of registers share out 256-bit halves, then 128-bit
-    // lanes (AVX-512: vshuff32x4; AVX2: one level of vperm2f128), then
-    // floats within lanes (vshufps). exact: the NaN-aware max; else the
-    // accumulators are known to hold no NaN.
-    void fold(bool exact) {
-        const Xmm t = vmm(is512() ? 17 : 13), t1 = vmm(is512() ? 18 : 14), t2 = vmm(is512() ? 19 : 15);
-        auto level = [&](int pairs_n, bool lanes, uint8_t lo, uint8_t hi) {
-            for (int i = 0; i < pairs_n; ++i) {
-                const Xmm a = vmm(2 * i), b = vmm(2 * i + 1);
-                if (lanes && !is512()) {
-                    vperm2f128(Ymm(t1.getIdx()), Ymm(a.getIdx()), Ymm(b.getIdx()), lo);
-                    vperm2f128(Ymm(t2.getIdx()), Ymm(a.getIdx()), Ymm(b.getIdx()), hi);
-                } else if (lanes) {
-                    vshuff32x4(Zmm(t1.getIdx()), Zmm(a.getIdx()), Zmm(b.getIdx()), lo);
-                    vshuff32x4(Zmm(t2.getIdx()), Zmm(a.getIdx()), Zmm(b.getIdx()), hi);
-                } else {
-                    vshufps(t1, a, b, lo);
-                    vshufps(t2, a, b, hi);
-                }
-                if (exact) {
-                    nanmax(t1, t2, t);
-                    vmovaps(vmm(i), t1);
-                } else {
-                    vmaxps(vmm(i), t1, t2);
-                }
-            }
-        };
-        if (is512()) {
-            level(8, true, 0x44, 0xee);
-            level(4, true, 0x88, 0xdd);
-        } else {
-            level(4, true, 0x20, 0x31);  // low halves | high halves
-        }
-        level(2, false, 0x44, 0xee);
-        level(1, false, 0x88, 0xdd);
-    }
-
-    // Rows of one block when each output has one row of whole vectors: per
-    // output a plain vmaxps chain, and beside it running vaddps totals of
-    // the same vectors (four, so that no long chain of dependent adds
-    // outlasts the block). Their sum is NaN only if an element is (or
-    // +inf met -inf); ZF is then clear and the caller redoes the block
-    // exactly, else the accumulators hold no NaN. Vector-major like the
-    // exact block: consecutive instructions feed different chains.
-    // With the NaN-aware max (a compare into a mask per vector) this kernel
-    // read 256 MiB channels-last at 65-76% of a streaming read, against
-    // 78-92% now (doc/performance.md). Rows ending in a partial vector
-    // stay exact: a masked max there ran 15% slower in L3 than before.
-    template <typename Addr, typename AccOf, typename Walk>
-    void block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
-            const Walk &walk_vectors) {
-        const Xmm totals[4] = {vmm(is512() ? 21 : 11), vmm(is512() ? 28 : 12),
-                vmm(is512() ? 29 : 13), vmm(is512() ? 30 : 14)};
-        for (int k = 0; k < vlen(); ++k) {
-            const Xmm m = acc_of(k), &total = totals[k % 4];
-            load(m, addr(k, 0), cfg_.src_dt);
-            if (k < 4) vmovaps(total, m);
-            else vaddps(total, total, m);
-        }
-        walk_vectors(1, nvec, [&](int v) {
-            for (int k = 0; k < vlen(); ++k) {
-                const Xmm m = acc_of(k), x = is512() ? vmm(16 + k % 4) : vmm(8 + k % 2);
-                const Xmm &total = totals[k % 4];
-                load(x, addr(k, v), cfg_.src_dt);
-                vaddps(total, total, x);
-                vmaxps(m, m, x);
-            }
-        });
-        vaddps(totals[0], totals[0], totals[1]);
-        vaddps(totals[2], totals[2], totals[3]);
-        vaddps(totals[0], totals[0], totals[2]);
-        test_nan(totals[0], totals[1]);
-    }
-
-    // Short rows: per output, the lane folding costs as much as the row, so
-    // vlen() outputs (16; AVX2: 8) go at once, one accumulator each, and
-    // are folded together by a transpose-reduce (15 two-source shuffles and
-    // maxes in all; AVX2: 7), then stored as one vector. The rows are
-    // generated for cfg_.block_n elements (unrolled up to 4 vectors, looped
-    // past that) and read in memory order. With one row of whole vectors
-    // per output a block first tries block_sum_checked. Runs while vlen()
-    // outputs remain, the call's n is block_n and dst is contiguous; the
-    // per-output loop does the rest. AVX2: block_n is a whole number of
-    // vectors (no masked tail).
-    void blocks() {
-        // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
-        // output stride os (os3, os5, os7 precomputed: every k * os is one
-        // base + index * scale address).
-        const Reg64 rows = r9, pa = r10, tmp = r11;
-        const Reg64 os = rax, os3 = rbx, os5 = r12, os7 = r13, pb = r14;
-        const Xmm x = vmm(is512() ? 16 : 8), t = vmm(is512() ? 17 : 9);
-        const Xmm ninf = vmm(is512() ? 20 : 10);
-        const int nfull = cfg_.block_n / vlen();
-        const int tail = cfg_.block_n % vlen();
-        auto addr = [&](int k, int v) {
-            const Reg64 base = k < 8 ? pa : pb;
-            const int disp = v * vlen() * ssz();
-            switch (k % 8) {
-                case 0: return ptr[base + disp];
-                case 1: return ptr[base + os + disp];
-                case 2: return ptr[base + os * 2 + disp];
-                case 3: return ptr[base + os3 + disp];
-                case 4: return ptr[base + os * 4 + disp];
-                case 5: return ptr[base + os5 + disp];
-                case 6: return ptr[base + os3 * 2 + disp];
-                default: return ptr[base + os7 + disp];
-            }
-        };
-        // Output k goes to the register whose lane k the fold below leaves
-        // it in (AVX-512: a 4x4 transpose of lane groups, its own inverse;
-        // AVX2: lane k = 4 * half + j holds register 2 * j + half).
-        auto acc_of = [&](int k) {
-            return is512() ? vmm((k % 4) * 4 + k / 4) : vmm((k % 4) * 2 + k / 4);
-        };
-        // Emits body(v) for vectors v0..v1-1 of the rows at pa/pb: unrolled
-        // when few, else a loop of two vectors per turn that moves pa/pb
-        // (and puts them back): the code of a long row stays short, which
-        // is most of what generating it costs.
-        const Reg64 vcnt = r8;  // reg_row: the per-output loop sets it again
-        const int vbytes = vlen() * ssz();
-        auto walk_vectors = [&](int v0, int v1, const std::function<void(int)> &body) {
-            const int n = v1 - v0;
-            if (n <= 4) {
-                for (int v = v0; v < v1; ++v) body(v);
-                return;
-            }
-            add(pa, v0 * vbytes);
-            add(pb, v0 * vbytes);
-            mov(vcnt, n / 2);
-            Label l_two;
-            L(l_two);
-            body(0);
-            body(1);
-            add(pa, 2 * vbytes);
-            add(pb, 2 * vbytes);
-            dec(vcnt);
-            jnz(l_two, T_NEAR);
-            if (n % 2) body(0);
-            sub(pa, (v0 + n / 2 * 2) * vbytes);
-            sub(pb, (v0 + n / 2 * 2) * vbytes);
-        };
-        Label l_block, l_end, l_skip;
-        cmp(ARG(n), cfg_.block_n);
-        jne(l_skip, T_NEAR);
-        cmp(ARG(out_dst_stride), dsz());
-        jne(l_skip, T_NEAR);
-        push(rbx); push(r12); push(r13); push(r14);
-        if (tail) {
-            mov(tmp, tail);
-            set_tail_mask(tmp);
-        }
-        bcast_neg_inf(ninf);
-        mov(os, ARG(out_src_stride));
-        lea(os3, ptr[os + os * 2]);
-        lea(os5, ptr[os + os * 4]);
-        lea(os7, ptr[os3 + os * 4]);
-        // One row of whole vectors per output (channels-last reducing C):
-        // first the fast block; the exact one only after a NaN sum.
-        Label l_exact, l_folded;
-        L(l_block);
-        cmp(reg_nout, vlen());
-        jl(l_end, T_NEAR);
-        mov(pa, reg_src);
-        lea(pb, ptr[reg_src + os * 8]);
-        if (!tail) {
-            cmp(ARG(rows), 1);
-            jne(l_exact, T_NEAR);
-            block_sum_checked(addr, acc_of, nfull, walk_vectors);
-            jnz(l_exact, T_NEAR);
-            fold(false);
-            jmp(l_folded, T_NEAR);
-        }
-        L(l_exact);
-        for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);
-        mov(rows, ARG(rows));
-        Label l_row;
-        L(l_row);
-        // Vector-major: consecutive instructions feed different accumulators
-        // (each max waits on its own accumulator's last one); the 16 rows
-        // are one contiguous run when rows are dense, so reads stay local.
-        walk_vectors(0, nfull, [&](int v) {
-            for (int k = 0; k < vlen(); ++k) {
-                load(x, addr(k, v), cfg_.src_dt);
-                nanmax(acc_of(k), x, t);
-            }
-        });
-        if (tail)
-            for (int k = 0; k < 16; ++k) {
-                load_tail(x, addr(k, nfull), cfg_.src_dt);
-                nanmax_tail(acc_of(k), x);
-            }
-        add(pa, ARG(row_stride));
-        add(pb, ARG(row_stride));
-        dec(rows);
-        jnz(l_row, T_NEAR);
-        fold(true);
-        L(l_folded);
-        Label l_store;
-        cmp(ARG(accumulate), 0);
-        je(l_store, T_NEAR);
-        load(x, ptr[reg_dst], cfg_.dst_dt);
-        nanmax(vmm(0), x, t);
-        L(l_store);
-        store(ptr[reg_dst], vmm(0), cfg_.dst_dt, t);
-        lea(reg_src, ptr[reg_src + os * 8]);
-        if (is512()) lea(reg_src, ptr[reg_src + os * 8]);
-        add(reg_dst, vlen() * dsz());
-        sub(reg_nout, vlen());
-        jmp(l_block, T_NEAR);
-        L(l_end);
-        pop(r14); pop(r13); pop(r12); pop(rbx);
-        L(l_skip);
     }
 
     // 64 bytes (32 elements) into the pass's raw-bits statistics of

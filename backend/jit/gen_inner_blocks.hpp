@@ -1,0 +1,34 @@
+// The `inner` family's short rows (gen_inner.cpp): a vector of outputs at
+// a time, each in its own accumulator, folded together by one
+// transpose-reduce. The base of inner_generator, which calls blocks() and
+// shares its argument registers.
+#pragma once
+
+#include <cstddef>
+
+#include "backend/jit/jit_generator.hpp"
+
+namespace crest::impl::jit {
+
+class inner_blocks_generator : public jit_generator {
+public:
+    using jit_generator::jit_generator;
+
+protected:
+    const Xbyak::Reg64 reg_args = rdi;
+    const Xbyak::Reg64 reg_src = rsi;     // first element of the current output
+    const Xbyak::Reg64 reg_dst = rdx;
+    const Xbyak::Reg64 reg_nout = rcx;    // outputs left
+
+    // Blocks of vlen() outputs while they last (see the definition);
+    // clobbers every vector register, r8-r11 and rax.
+    void blocks();
+
+private:
+    void fold(bool exact);
+    template <typename Addr, typename AccOf, typename Walk>
+    void block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
+            const Walk &walk_vectors);
+};
+
+} // namespace crest::impl::jit
