@@ -326,23 +326,11 @@ private:
             vpminuw(umin(0), umin(0), d);
             vpmaxsw(v(0), v(0), d);
         }
-        if (!is512()) {
-            const Xmm t = v(9);
-            vpsraw(t, v(0), 15);  // the lanes that saw only negatives
-            vpblendvb(v(0), v(0), umin(0), t);
-            vpmaxuw(t, umax(0), c_neg_inf());
-            vpcmpeqw(t, t, c_neg_inf());  // not above -inf: no negative NaN
-            vpblendvb(v(0), c_qnan(), v(0), t);
-            if (m == mode::full) vmovdqu(ptr[reg_pd], v(0));
-            else vpextrw(word[reg_pd], Xmm(v(0).getIdx()), 0);
-            return;
-        }
-        vpmovw2m(k_ord_, v(0));  // the lanes that saw only negatives
-        vmovdqu16(v(0) | k_ord_, umin(0));
-        vpcmpuw(k_ord_, umax(0), c_neg_inf(), 6);  // greater than: a negative NaN
-        vmovdqu16(v(0) | k_ord_, c_qnan());
-        if (m == mode::full) vmovdqu32(ptr[reg_pd], v(0));
-        else vmovdqu16(ptr[reg_pd] | k_tail_, v(0));
+        select16(v(0), umin(0), umax(0), v(9));
+        if (m == mode::full && is512()) vmovdqu32(ptr[reg_pd], v(0));
+        else if (m == mode::full) vmovdqu(ptr[reg_pd], v(0));
+        else if (m == mode::tail) vmovdqu16(ptr[reg_pd] | k_tail_, v(0));
+        else vpextrw(word[reg_pd], Xmm(v(0).getIdx()), 0);
     }
 };
 

@@ -224,25 +224,12 @@ private:
         else vmovdqa(to, from);
     }
 
-    // Vector i's answer into smax(i): the unsigned min where the lane saw
-    // only negatives, the quiet NaN where it saw a negative NaN; stored.
+    // Vector i's answer (select16) into smax(i), stored.
     void select_store16(int i) {
         const Address a = ptr[reg_dst + i * vbytes()];
-        if (!is512()) {
-            const Xmm t = sized(i, 15);
-            vpsraw(t, smax(i), 15);  // the lanes that saw only negatives
-            vpblendvb(smax(i), smax(i), umin(i), t);
-            vpmaxuw(t, umax(i), neg_inf16(i));
-            vpcmpeqw(t, t, neg_inf16(i));  // not above -inf: no negative NaN
-            vpblendvb(smax(i), sized(i, c_qnan().getIdx()), smax(i), t);
-            vmovdqu(a, smax(i));
-            return;
-        }
-        vpmovw2m(k_ord_, smax(i));  // the lanes that saw only negatives
-        vmovdqu16(smax(i) | k_ord_, umin(i));
-        vpcmpuw(k_ord_, umax(i), c_neg_inf(), 6);  // greater than: a negative NaN
-        vmovdqu16(smax(i) | k_ord_, c_qnan());
-        if (pmasked(i)) vmovdqu16(a | k_tail_, smax(i));
+        select16(smax(i), umin(i), umax(i), sized(i, 15));
+        if (!is512()) vmovdqu(a, smax(i));
+        else if (pmasked(i)) vmovdqu16(a | k_tail_, smax(i));
         else vmovdqu32(a, smax(i));
     }
 

@@ -180,6 +180,25 @@ void jit_generator::bcast16(const Xmm &v, uint16_t bits) {
     }
 }
 
+void jit_generator::select16(const Xmm &smax, const Xmm &umin, const Xmm &umax,
+        const Xmm &t) {
+    if (is512()) {
+        vpmovw2m(k_ord_, smax);  // the lanes that saw only negatives
+        vmovdqu16(smax | k_ord_, umin);
+        vpcmpuw(k_ord_, umax, c_neg_inf(), 6);  // greater than: a negative NaN
+        vmovdqu16(smax | k_ord_, c_qnan());
+        return;
+    }
+    const bool half = smax.isXMM();
+    const Xmm ninf = half ? Xmm(c_neg_inf().getIdx()) : c_neg_inf();
+    const Xmm qnan = half ? Xmm(c_qnan().getIdx()) : c_qnan();
+    vpsraw(t, smax, 15);  // the lanes that saw only negatives
+    vpblendvb(smax, smax, umin, t);
+    vpmaxuw(t, umax, ninf);
+    vpcmpeqw(t, t, ninf);  // not above -inf: no negative NaN
+    vpblendvb(smax, qnan, smax, t);
+}
+
 void jit_generator::to_key16(const Xmm &x, const Xmm &t, const Xmm &abs_mask) {
     vpsraw(t, x, 15);
     if (is512()) {

@@ -119,6 +119,13 @@ protected:
         bcast16(c_neg_inf(), neg_inf16());
         bcast16(c_qnan(), quiet_nan());
     }
+    // The column kernels' answer from a vector's statistics, in smax: per
+    // lane the signed max, or the unsigned min where the signed max is
+    // negative (the lane saw only negatives), or the quiet NaN where the
+    // unsigned max is above -inf's bits (a negative NaN). Uses c_neg_inf()
+    // and c_qnan() at smax's width. Clobbers k_ord_ (AVX-512) or t (AVX2).
+    void select16(const Xbyak::Xmm &smax, const Xbyak::Xmm &umin,
+            const Xbyak::Xmm &umax, const Xbyak::Xmm &t);
     // x = key(x) = x ^ (sign ? 0x7fff : 0) per 16-bit lane: bf16/f16 bits
     // that order like the values as signed 16-bit integers, positive NaNs
     // above +inf (negative NaNs sort low: see an unsigned max of the raw
