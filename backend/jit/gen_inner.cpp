@@ -49,20 +49,18 @@ private:
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
+        Label l_done;
+        // AVX2 has no masked tail: blocks only for whole vectors (plan.cpp).
+        const bool with_blocks = cfg_.block_n > 0 && (is512() || cfg_.block_n % vlen() == 0);
+        if (with_blocks) blocks();
+        // The per-output loop's constants, once the blocks (which take
+        // every vector register) are done.
         bcast_neg_inf(neg_inf());
         if (raw16()) {
             bcast16(abs_mask(), 0x7fff);
             bcast16(neg_inf16v(), neg_inf16());
         }
-        Label l_done;
-        // AVX2 has no masked tail: blocks only for whole vectors (plan.cpp).
-        if (cfg_.block_n > 0 && (is512() || cfg_.block_n % vlen() == 0)) {
-            blocks();
-            bcast_neg_inf(neg_inf());
-            if (raw16() && !is512()) {  // AVX2 blocks use ymm 8-15
-                bcast16(abs_mask(), 0x7fff);
-                bcast16(neg_inf16v(), neg_inf16());
-            }
+        if (with_blocks) {
             test(reg_nout, reg_nout);
             jz(l_done, T_NEAR);
         }

@@ -199,7 +199,7 @@ void inner_blocks_generator::blocks() {
         }
     });
     if (tail)
-        for (int k = 0; k < 16; ++k) {
+        for (int k = 0; k < vlen(); ++k) {
             load_tail(x, addr(k, nfull), cfg_.src_dt);
             nanmax_tail(acc_of(k), x);
         }
