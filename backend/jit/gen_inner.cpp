@@ -104,8 +104,7 @@ private:
         for (int i = 0; i < nacc(); ++i) vmovaps(acc(i), raw16() ? neg_inf16v() : neg_inf());
         if (raw16()) {
             if (pass == raw_pass::all) reset_minraw();
-            if (is512()) vpxord(absmax(), absmax(), absmax());
-            else vpxor(absmax(), absmax(), absmax());
+            zero16(absmax());
         } else if (is512()) {
             reset_ordered();
         }
@@ -130,8 +129,7 @@ private:
             reset_minraw();
             rows_loop([&] { row_body_raw(raw_pass::mins); });
             min_tree();
-            if (is512()) vmovdqa32(acc(0), minraw(0));
-            else vmovdqa(acc(0), minraw(0));
+            copy16(acc(0), minraw(0));
             L(l_keys);
             to_key16(acc(0), minraw(1), abs_mask());
         }

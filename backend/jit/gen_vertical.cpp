@@ -301,13 +301,8 @@ private:
         const Xmm d = v(is512() ? 16 : 8);
         for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
         if (g == 1) {
-            if (is512()) {
-                vmovdqa32(umax(0), v(0));
-                vmovdqa32(umin(0), v(0));
-            } else {
-                vmovdqa(umax(0), v(0));
-                vmovdqa(umin(0), v(0));
-            }
+            copy16(umax(0), v(0));
+            copy16(umin(0), v(0));
         }
         for (int i = 0; 2 * i + 1 < g; ++i) {
             vpmaxuw(umax(i), v(2 * i), v(2 * i + 1));

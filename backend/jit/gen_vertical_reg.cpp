@@ -219,10 +219,6 @@ private:
             vmovdqu16(v | k_tail_, a);
         }
     }
-    void copy16(const Xmm &to, const Xmm &from) {
-        if (is512()) vmovdqa32(to, from);
-        else vmovdqa(to, from);
-    }
 
     // Vector i's answer (select16) into smax(i), stored.
     void select_store16(int i) {
@@ -279,8 +275,7 @@ private:
             for (int i = 0; i < npv(); ++i) {
                 copy16(smax(i), neg_inf16(i));
                 copy16(umin(i), neg_inf16(i));
-                if (is512()) vpxord(umax(i), umax(i), umax(i));
-                else vpxor(umax(i), umax(i), umax(i));
+                zero16(umax(i));
             }
             L(l_rows);
             mov(reg_row, reg_src);

@@ -104,6 +104,16 @@ protected:
     bool raw16() const { return ssz() == 2; }
     // 16-bit lanes per vector register.
     int vlen16() const { return 2 * vlen(); }
+    // Integer register copy and zeroing, EVEX on AVX-512 (any register),
+    // VEX on AVX2.
+    void copy16(const Xbyak::Xmm &to, const Xbyak::Xmm &from) {
+        if (is512()) vmovdqa32(to, from);
+        else vmovdqa(to, from);
+    }
+    void zero16(const Xbyak::Xmm &v) {
+        if (is512()) vpxord(v, v, v);
+        else vpxor(v, v, v);
+    }
     // |bits| above this is NaN; the quiet NaN written; -inf.
     uint16_t nan_above() const;
     uint16_t quiet_nan() const;
