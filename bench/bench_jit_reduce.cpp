@@ -179,6 +179,8 @@ CASE(f32_tiny_1x1000_a1, f32, {1, 1000}, 0b10, {});
 CASE(f32_tiny_32x128_a1, f32, {32, 128}, 0b10, {});
 // Channels-last (NHWC in memory) and transposed layouts.
 CASE(f32_nhwc_64x256x56x56_a1, f32, {64, 256, 56, 56}, 0b0010, {0, 2, 3, 1});
+CASE(f32_nhwc_32x64x56x56_a1, f32, {32, 64, 56, 56}, 0b0010, {0, 2, 3, 1});
+CASE(f32_nhwc_32x64x56x56_a0, f32, {32, 64, 56, 56}, 0b0001, {0, 2, 3, 1});
 CASE(f32_nhwc_64x256x56x56_a23, f32, {64, 256, 56, 56}, 0b1100, {0, 2, 3, 1});
 CASE(f32_nhwc_64x256x56x56_a0, f32, {64, 256, 56, 56}, 0b0001, {0, 2, 3, 1});
 // Middle axes, 64 MiB.

@@ -49,8 +49,8 @@ void inner_blocks_generator::fold(bool exact) {
     level(1, false, 0x88, 0xdd);
 }
 
-// Rows of one block when each output has one row of whole vectors: per
-// output a plain vmaxps chain, and beside it running vaddps totals of
+// AVX2 (no opmasks for block_ordered): rows of one block when each
+// output has one row of whole vectors: per output a plain vmaxps chain, and beside it running vaddps totals of
 // the same vectors (four, so that no long chain of dependent adds
 // outlasts the block). Their sum is NaN only if an element is (or
 // +inf met -inf); ZF is then clear and the caller redoes the block
@@ -58,8 +58,8 @@ void inner_blocks_generator::fold(bool exact) {
 // exact block: consecutive instructions feed different chains.
 // With the NaN-aware max (a compare into a mask per vector) this kernel
 // read 256 MiB channels-last at 65-76% of a streaming read, against
-// 78-92% now (doc/performance.md). Rows ending in a partial vector
-// stay exact: a masked max there ran 15% slower in L3 than before.
+// 78-92% then (performance-history.md). Rows ending in a partial vector
+// stay exact.
 template <typename Addr, typename AccOf, typename Walk>
 void inner_blocks_generator::block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
         const Walk &walk_vectors) {
@@ -86,15 +86,67 @@ void inner_blocks_generator::block_sum_checked(const Addr &addr, const AccOf &ac
     test_nan(totals[0], totals[1]);
 }
 
+// AVX-512, one row per output (channels-last reducing C): each output's
+// vectors in memory order, a plain vmaxps chain per output, and beside it
+// the ordered-lane masks (track_ordered): ZF clear when a NaN was read,
+// and the caller redoes the block exactly. Infinities of both signs do
+// not trip it, as they tripped the vaddps sum check this replaces (a
+// third of the benchmark's blocks were redone), and memory order keeps
+// one stream per thread: the vector-major order (16 rows a vector at a
+// time) read 25 MiB channels-last from L3 at half the speed on AMD Zen 4
+// (doc/performance.md). A partial last vector joins by a masked max; its
+// junk lanes are zero, ordered.
+void inner_blocks_generator::block_ordered(const std::function<Address(int, int)> &addr,
+        const std::function<Xmm(int)> &acc_of, int nfull, bool tail) {
+    const Reg64 p = r11, vcnt = r8;
+    const int vbytes = vlen() * ssz();
+    int chain = 0;
+    auto take = [&](const Xmm &m, const Address &a, bool first) {
+        const Xmm x = first ? m : vmm(16 + chain % 4);
+        load(x, a, cfg_.src_dt);
+        track_ordered(chain++, x);
+        if (!first) vmaxps(m, m, x);
+    };
+    reset_ordered();
+    for (int k = 0; k < vlen(); ++k) {
+        const Xmm m = acc_of(k);
+        if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks())
+        if (nfull <= 4) {
+            for (int v = 0; v < nfull; ++v) take(m, addr(k, v), v == 0);
+        } else {
+            // Long rows: a loop of two vectors per turn keeps the code short.
+            lea(p, addr(k, 0));
+            take(m, ptr[p], true);
+            add(p, vbytes);
+            mov(vcnt, (nfull - 1) / 2);
+            Label l_two;
+            L(l_two);
+            take(m, ptr[p], false);
+            take(m, ptr[p + vbytes], false);
+            add(p, 2 * vbytes);
+            dec(vcnt);
+            jnz(l_two, T_NEAR);
+            if ((nfull - 1) % 2) take(m, ptr[p], false);
+        }
+        if (tail) {
+            const Xmm x = vmm(16 + chain % 4);
+            load_tail(x, addr(k, nfull), cfg_.src_dt);
+            track_ordered(chain++, x);
+            vmaxps(m | k_tail_, m, x);
+        }
+    }
+    test_ordered_nan();
+}
+
 // Short rows: per output, the lane folding costs as much as the row, so
 // vlen() outputs (16; AVX2: 8) go at once, one accumulator each, and
 // are folded together by a transpose-reduce (15 two-source shuffles and
 // maxes in all; AVX2: 7), then stored as one vector. The rows are
 // generated for cfg_.block_n elements (unrolled up to 4 vectors, looped
-// past that) and read in memory order. With one row of whole vectors
-// per output a block first tries block_sum_checked. Runs while vlen()
-// outputs remain, the call's n is block_n and dst is contiguous; the
-// per-output loop does the rest. AVX2: block_n is a whole number of
+// past that). With one row per output a block first tries
+// block_ordered (AVX2, whole vectors only: block_sum_checked). Runs
+// while vlen() outputs remain, the call's n is block_n and dst is
+// contiguous; the per-output loop does the rest. AVX2: block_n is a whole number of
 // vectors (no masked tail).
 void inner_blocks_generator::blocks() {
     // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
@@ -168,15 +220,22 @@ void inner_blocks_generator::blocks() {
     lea(os3, ptr[os + os * 2]);
     lea(os5, ptr[os + os * 4]);
     lea(os7, ptr[os3 + os * 4]);
-    // One row of whole vectors per output (channels-last reducing C):
-    // first the fast block; the exact one only after a NaN sum.
+    // One row per output (channels-last reducing C): first the fast
+    // block; the exact one only after it saw a NaN.
     Label l_exact, l_folded;
     L(l_block);
     cmp(reg_nout, vlen());
     jl(l_end, T_NEAR);
     mov(pa, reg_src);
     lea(pb, ptr[reg_src + os * 8]);
-    if (!tail) {
+    if (is512()) {
+        cmp(ARG(rows), 1);
+        jne(l_exact, T_NEAR);
+        block_ordered(addr, acc_of, nfull, tail);
+        jnz(l_exact, T_NEAR);
+        fold(false);
+        jmp(l_folded, T_NEAR);
+    } else if (!tail) {
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
         block_sum_checked(addr, acc_of, nfull, walk_vectors);
