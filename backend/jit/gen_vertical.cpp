@@ -200,21 +200,18 @@ private:
         }
     }
 
-    // Each row of a full f32-lane step also prefetches its own line 2 KiB
-    // ahead, into L2: with 8 rows 1 stride apart in flight, the hardware
-    // prefetchers alone left the tile at 47-62% of a streaming read at 64
-    // MiB, against 56-78% with it (AMD VM, sessions 1-5). On AMD Zen 4
-    // (session 8) prefetcht0 there cost 10-40% at 64-200 MiB against no
-    // prefetch, and prefetcht1 was the best of the three: 4096x4096 axis
-    // 2 71% -> 92%, 64x64x64x64 axis 1 79% -> 94%, 64x256x56x56 axis 0
-    // 86% -> 100% of the roofline (medians of 5 interleaved runs). The
-    // 16-bit tiles (prefetcht0 had cost them 5-10% on keys) gain too:
-    // f16 4096x4096 axis 2 57% -> 60%, bf16 64x256x56x56 axis 0 103% ->
-    // 105%. Past the tile's end the line is the next tile's or the next
-    // row's, read soon after.
+    // With cfg_.prefetch (src larger than the L3, plan.cpp) each row of a
+    // full step prefetches its line 2 KiB ahead into L2: 8 rows one stride
+    // apart are more streams than the hardware prefetchers keep up with.
+    // AMD Zen 4, % of the roofline, medians of 3-5 interleaved runs: from
+    // memory it helps (f32 4096x4096 axis 2 90 -> 92%, 64x64x64x64 axis 1
+    // 89 -> 94%; prefetcht0 cost 10-40% there), from the L3 it costs
+    // (1x128x150x150 axis 1 78 -> 69%, channels-last 32x64x56x56 axis 0
+    // 80 -> 75%, 8x64x64x64 axis 1 58 -> 51%). Past the tile's end the
+    // line is the next tile's or the next row's, read soon after.
     static constexpr int prefetch_bytes = 2048;
     void prefetch_rows(mode m, int g) {
-        if (m != mode::full) return;
+        if (m != mode::full || !cfg_.prefetch) return;
         for (int k = 0; k < g; ++k) prefetcht1(row(k, prefetch_bytes));
     }
 

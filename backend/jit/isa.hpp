@@ -3,6 +3,8 @@
 // test hook that lets one process run every path the machine can.
 #pragma once
 
+#include <cstdint>
+
 #include "backend/jit/jit_config.hpp"
 
 namespace crest::impl::jit {
@@ -11,6 +13,10 @@ namespace crest::impl::jit {
 isa_t cpu_isa();
 // cpu_isa() capped by the testing override, else by CREST_MAX_CPU_ISA.
 isa_t max_isa();
+// Bytes of one L3 instance, the cache these cores share (detected once,
+// on the first call, from Linux's sysfs, else the C library); 0 when
+// unknown.
+int64_t l3_cache_bytes();
 // Parses "avx512_core", "avx2", "sse41"/"none"; returns false otherwise.
 bool parse_isa(const char *s, isa_t *out);
 // Overrides CREST_MAX_CPU_ISA for this process; nullptr removes the

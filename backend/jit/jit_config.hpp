@@ -32,9 +32,13 @@ struct kernel_config {
     // enough to fold a vector of outputs at once (0: none; AVX2: whole
     // vectors only).
     int block_n = 0;
+    // vert_tile: each row prefetches its line 2 KiB ahead into L2. Only
+    // for src that streams from memory: there it helps, while from the
+    // L3 it costs (see gen_vertical.cpp).
+    bool prefetch = false;
 
     auto tie() const {
-        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n);
+        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -49,6 +53,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.dst_dt));
         mix(static_cast<size_t>(c.unroll));
         mix(static_cast<size_t>(c.block_n));
+        mix(static_cast<size_t>(c.prefetch));
         return h;
     }
 };

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "backend/jit/generators.hpp"
+#include "backend/jit/isa.hpp"
 
 namespace crest::impl::jit {
 
@@ -12,6 +13,17 @@ namespace {
 // A vertical problem with fewer output columns than this per thread splits
 // its rows instead: each thread then reads one long contiguous range.
 constexpr int64_t vertical_min_cols_per_chunk = 4096;
+
+// Whether src is too big to stay in the L3 from one call to the next, so
+// that a vertical tile reads it from memory: there software prefetching
+// helps, from the L3 it costs (gen_vertical.cpp). Small problems never ask
+// the C library (its answer costs CPUID exits, once per process).
+bool streams_from_memory(int64_t src_bytes) {
+    constexpr int64_t unknown_l3 = 32 << 20;
+    if (src_bytes <= (1 << 20)) return false;
+    const int64_t l3 = l3_cache_bytes();
+    return src_bytes > (l3 > 0 ? l3 : unknown_l3);
+}
 
 bool fail(std::string *why_not, const std::string &msg) {
     if (why_not) *why_not = msg;
@@ -213,6 +225,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
             cfg.block_n = static_cast<int>(P.n);
     } else if (cfg.family != family_t::vert_reg) {
         cfg.unroll = 1;
+        cfg.prefetch = streams_from_memory(P.src_bytes);
     }
     P.code = get_code(cfg);
     // Short inner rows whose rows dim is far apart (more than a block of 16
@@ -226,6 +239,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         vc.family = family_t::vert_tile;
         vc.unroll = 1;
         vc.block_n = 0;
+        vc.prefetch = streams_from_memory(P.src_bytes);
         P.slab_code = get_code(vc);
     }
     if (P.two_level) P.name = kernel_name(isa, name_all);

@@ -131,7 +131,9 @@ protected:
     void run(family_t family, int64_t ncols, int64_t rows, bool accumulate,
             std::vector<std::pair<int64_t, int64_t>> nan_src,
             std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed) {
-        SCOPED_TRACE("family=" + std::to_string(int(family)) + " ncols=" + std::to_string(ncols)
+        // The tiles with and without prefetching (same results).
+        const bool prefetch = family == family_t::vert_tile && seed % 2;
+        SCOPED_TRACE("family=" + std::to_string(int(family)) + " prefetch=" + std::to_string(prefetch) + " ncols=" + std::to_string(ncols)
                 + " rows=" + std::to_string(rows) + " accumulate=" + std::to_string(accumulate)
                 + " seed=" + std::to_string(seed));
         kernel_config cfg;
@@ -139,6 +141,7 @@ protected:
         cfg.family = family;
         cfg.src_dt = cfg.dst_dt = dt();
         cfg.unroll = family == family_t::vert_reg ? int((ncols + vl() - 1) / vl()) : 1;
+        cfg.prefetch = prefetch;
         const auto code = get_code(cfg);
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());

@@ -15,11 +15,12 @@ struct config_case {
     data_type dt;
     int unroll;
     int block_n;
+    bool prefetch = false;
 };
 
 // What plan.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: whole vectors); vert_reg 1..16 vectors (AVX2:
-// ..8); vert_tile unroll 1.
+// ..8); vert_tile unroll 1, with or without prefetching.
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -32,7 +33,8 @@ std::vector<config_case> plannable_configs() {
                     if (z || n % vl == 0) r.push_back({isa, family_t::inner, dt, u, n});
             }
             for (int u = 1; u <= (z ? 16 : 8); ++u) r.push_back({isa, family_t::vert_reg, dt, u, 0});
-            r.push_back({isa, family_t::vert_tile, dt, 1, 0});
+            r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
+            r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
         }
     }
     return r;
@@ -47,6 +49,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.src_dt = cfg.dst_dt = c.dt;
         cfg.unroll = c.unroll;
         cfg.block_n = c.block_n;
+        cfg.prefetch = c.prefetch;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

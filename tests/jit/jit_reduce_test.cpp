@@ -378,6 +378,32 @@ TEST(JitPlan, InlineBelowOneMiB) {
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 2);
 }
 
+// Vertical tiles prefetch only when src is larger than the L3 (plan.cpp):
+// from the L3 the prefetch costs. The slab stage of a two-stage inner plan
+// follows the same rule.
+TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    auto make = [](const dims_t &d, uint32_t mask) {
+        plan P;
+        std::string why;
+        EXPECT_TRUE(make_plan(make_problem(data_type::f32, d, mask), max_isa(), 2, &P, &why)) << why;
+        return P;
+    };
+    // Reducing axis 1 of 1 x rows x 1024 x 1024 f32: rows * 4 MiB of src.
+    const int64_t small_rows = 2, big_rows = l3 / (int64_t(4) << 20) + 1;
+    const plan small = make({1, small_rows, 1024, 1024}, 0b0010);
+    const plan big = make({1, big_rows, 1024, 1024}, 0b0010);
+    ASSERT_EQ(small.kind, plan_kind::vertical);
+    ASSERT_EQ(big.kind, plan_kind::vertical);
+    EXPECT_FALSE(small.code->cfg.prefetch);
+    EXPECT_TRUE(big.code->cfg.prefetch);
+    // NCHW reducing C and W (short rows, far-apart rows dim): two stages.
+    const plan slabs = make({big_rows, 64, 256, 64}, 0b1010);
+    ASSERT_TRUE(slabs.slab_code);
+    EXPECT_TRUE(slabs.slab_code->cfg.prefetch);
+}
+
 TEST(JitIsa, CapByEnvironment) {
     set_max_isa_for_testing(nullptr);
     setenv("CREST_MAX_CPU_ISA", "none", 1);
