@@ -32,9 +32,10 @@ struct kernel_config {
     // enough to fold a vector of outputs at once (0: none; AVX2: whole
     // vectors only).
     int block_n = 0;
-    // vert_tile: each row prefetches its line 2 KiB ahead into L2. Only
-    // for src that streams from memory: there it helps, while from the
-    // L3 it costs (see gen_vertical.cpp).
+    // vert_tile: each row prefetches its line 2 KiB ahead into L2; inner:
+    // the rows' main loop does (not the blocks). Only for src that streams
+    // from memory: there it helps, while from the L3 it costs
+    // (gen_vertical.cpp, gen_inner.cpp).
     bool prefetch = false;
 
     auto tie() const {

@@ -65,17 +65,22 @@ protected:
     data_type dt() const { return std::get<1>(GetParam()); }
 
     // outs outputs of n contiguous elements; dst joined when accumulate.
-    // nan_src / nan_dst: output indices that get a negative NaN.
+    // nan_src / nan_dst: output indices that get a negative NaN. With
+    // `prefetching_rows` the code has no blocks and its row loop
+    // prefetches (kernel_config::prefetch), as plans for src larger than
+    // the L3 make it.
     void run(int64_t n, int64_t outs, bool accumulate, std::vector<int64_t> nan_src,
-            std::vector<int64_t> nan_dst, uint32_t seed) {
+            std::vector<int64_t> nan_dst, uint32_t seed, bool prefetching_rows = false) {
         SCOPED_TRACE("n=" + std::to_string(n) + " outs=" + std::to_string(outs)
-                + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed));
+                + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed)
+                + " prefetching_rows=" + std::to_string(prefetching_rows));
         kernel_config cfg;
         cfg.isa = isa();
         cfg.family = family_t::inner;
         cfg.src_dt = cfg.dst_dt = dt();
-        cfg.unroll = 2;
-        cfg.block_n = static_cast<int>(n);
+        cfg.unroll = prefetching_rows ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
+        cfg.block_n = prefetching_rows ? 0 : static_cast<int>(n);
+        cfg.prefetch = prefetching_rows;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
         guarded src(outs * n * es), dst(outs * es);
@@ -108,6 +113,19 @@ TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
             run(n, 37, acc, {3}, {}, seed++);
             run(n, 37, acc, {20, 36}, {}, seed++);  // a later block, the remainder
             if (acc) run(n, 37, acc, {}, {5, 17}, seed++);
+        }
+    }
+}
+
+// Long rows in the prefetching row loop: the prefetches past a row's end
+// (and past the buffer) change nothing.
+TEST_P(JitBlocks, PrefetchingRowsLoop) {
+    uint32_t seed = 100;
+    for (int64_t n : {1000, 3136, 4099}) {
+        for (bool acc : {false, true}) {
+            run(n, 5, acc, {}, {}, seed++, true);
+            run(n, 5, acc, {1, 4}, {}, seed++, true);
+            if (acc) run(n, 5, acc, {}, {2}, seed++, true);
         }
     }
 }

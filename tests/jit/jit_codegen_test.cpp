@@ -28,7 +28,8 @@ std::vector<config_case> plannable_configs() {
         const int vl = z ? 16 : 8;
         for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16}) {
             for (int u = 2; u <= (z ? 8 : 4); u *= 2) {
-                r.push_back({isa, family_t::inner, dt, u, 0});
+                r.push_back({isa, family_t::inner, dt, u, 0, false});
+                r.push_back({isa, family_t::inner, dt, u, 0, true});
                 for (int n = 1; n <= inner_block_max_n(dt); ++n)
                     if (z || n % vl == 0) r.push_back({isa, family_t::inner, dt, u, n});
             }

@@ -378,9 +378,9 @@ TEST(JitPlan, InlineBelowOneMiB) {
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 2);
 }
 
-// Vertical tiles prefetch only when src is larger than the L3 (plan.cpp):
-// from the L3 the prefetch costs. The slab stage of a two-stage inner plan
-// follows the same rule.
+// Vertical tiles and inner rows prefetch only when src is larger than the
+// L3 (plan.cpp): from the L3 the prefetch costs. The slab stage of a
+// two-stage inner plan follows the same rule.
 TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
@@ -402,6 +402,14 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     const plan slabs = make({big_rows, 64, 256, 64}, 0b1010);
     ASSERT_TRUE(slabs.slab_code);
     EXPECT_TRUE(slabs.slab_code->cfg.prefetch);
+    // Long inner rows prefetch in their row loop past the L3 too; short
+    // rows (blocks of outputs) do not.
+    const plan rows_small = make({1, small_rows, 1024, 1024}, 0b1100);
+    const plan rows_big = make({1, big_rows, 1024, 1024}, 0b1100);
+    ASSERT_EQ(rows_big.kind, plan_kind::inner);
+    EXPECT_FALSE(rows_small.code->cfg.prefetch);
+    EXPECT_TRUE(rows_big.code->cfg.prefetch);
+    EXPECT_FALSE(make({1, big_rows, 1024 * 16, 64}, 0b1000).code->cfg.prefetch);
 }
 
 TEST(JitIsa, CapByEnvironment) {
