@@ -25,6 +25,26 @@ bool streams_from_memory(int64_t src_bytes) {
     return src_bytes > (l3 > 0 ? l3 : unknown_l3);
 }
 
+// Whether output o (flat order: outer dims, then jd or its sub-dims) sits
+// at o elements from dst's start.
+bool dst_dense_in_flat_order(const plan &P) {
+    int64_t want = P.esz;
+    auto dense = [&](const loop_dim &d) {
+        const bool ok = d.n == 1 || d.ds == want;
+        want *= d.n;
+        return ok;
+    };
+    if (P.njsub > 1) {
+        for (int k = P.njsub - 1; k >= 0; --k)
+            if (!dense(P.jsub[k])) return false;
+    } else if (!dense(P.jd)) {
+        return false;
+    }
+    for (int k = P.nouter - 1; k >= 0; --k)
+        if (!dense(P.outer[k])) return false;
+    return true;
+}
+
 bool fail(std::string *why_not, const std::string &msg) {
     if (why_not) *why_not = msg;
     return false;
@@ -243,6 +263,14 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         vc.block_n = 0;
         vc.prefetch = streams_from_memory(P.src_bytes);
         P.slab_code = get_code(vc);
+    }
+    if (P.two_level && dst_dense_in_flat_order(P)) {
+        kernel_config cc;
+        cc.isa = isa;
+        cc.family = family_t::vert_tile;
+        cc.src_dt = cc.dst_dt = P.dt;
+        cc.unroll = 1;
+        P.combine_code = get_code(cc);
     }
     if (P.two_level) P.name = kernel_name(isa, name_all);
     else if (P.kind == plan_kind::inner) P.name = kernel_name(isa, name_inner);

@@ -99,6 +99,11 @@ struct plan {
     // `code` reduces the scratch's short rows. Null: one stage.
     std::shared_ptr<const generated_code> slab_code;
 
+    // two-level with dst dense in the flat output order: the chunks'
+    // partial results (rows pstride apart) are combined by this vertical
+    // tile kernel instead of a scalar loop. Null: the scalar loop.
+    std::shared_ptr<const generated_code> combine_code;
+
     const char *name = "";  // static storage
 };
 

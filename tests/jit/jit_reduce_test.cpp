@@ -412,6 +412,28 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     EXPECT_FALSE(make({1, big_rows, 1024 * 16, 64}, 0b1000).code->cfg.prefetch);
 }
 
+// A two-level plan combines its chunks' partials with a vertical tile
+// kernel when dst is dense in the flat output order, else with the scalar
+// loop (a padded dst here).
+TEST(JitPlan, TwoLevelCombinesDenseDstWithAKernel) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    auto make = [](const reduce_problem &p) {
+        plan P;
+        std::string why;
+        EXPECT_TRUE(make_plan(p, max_isa(), 2, &P, &why)) << why;
+        return P;
+    };
+    // 1 x 1 x 4096 x 1024 f32 reducing axis 2: 1024 outputs, 16 MiB.
+    const dims_t d {1, 1, 4096, 1024};
+    const plan dense = make(make_problem(data_type::f32, d, 0b0100));
+    ASSERT_TRUE(dense.two_level);
+    ASSERT_TRUE(dense.combine_code);
+    EXPECT_EQ(dense.combine_code->cfg.family, family_t::vert_tile);
+    const plan padded = make(make_problem(data_type::f32, d, 0b0100, {}, {2048, 2048, 0, 2}));
+    ASSERT_TRUE(padded.two_level);
+    EXPECT_FALSE(padded.combine_code);
+}
+
 TEST(JitIsa, CapByEnvironment) {
     set_max_isa_for_testing(nullptr);
     setenv("CREST_MAX_CPU_ISA", "none", 1);
