@@ -49,93 +49,70 @@ void inner_blocks_generator::fold(bool exact) {
     level(1, false, 0x88, 0xdd);
 }
 
-// AVX2 (no opmasks for block_ordered): rows of one block when each
-// output has one row of whole vectors: per output a plain vmaxps chain, and beside it running vaddps totals of
-// the same vectors (four, so that no long chain of dependent adds
-// outlasts the block). Their sum is NaN only if an element is (or
-// +inf met -inf); ZF is then clear and the caller redoes the block
-// exactly, else the accumulators hold no NaN. Vector-major like the
-// exact block: consecutive instructions feed different chains.
-// With the NaN-aware max (a compare into a mask per vector) this kernel
-// read 256 MiB channels-last at 65-76% of a streaming read, against
-// 78-92% then (performance-history.md). Rows ending in a partial vector
-// stay exact.
-template <typename Addr, typename AccOf, typename Walk>
-void inner_blocks_generator::block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
-        const Walk &walk_vectors) {
-    const Xmm totals[4] = {vmm(is512() ? 21 : 11), vmm(is512() ? 28 : 12),
-            vmm(is512() ? 29 : 13), vmm(is512() ? 30 : 14)};
-    for (int k = 0; k < vlen(); ++k) {
-        const Xmm m = acc_of(k), &total = totals[k % 4];
-        load(m, addr(k, 0), cfg_.src_dt);
-        if (k < 4) vmovaps(total, m);
-        else vaddps(total, total, m);
-    }
-    walk_vectors(1, nvec, [&](int v) {
-        for (int k = 0; k < vlen(); ++k) {
-            const Xmm m = acc_of(k), x = is512() ? vmm(16 + k % 4) : vmm(8 + k % 2);
-            const Xmm &total = totals[k % 4];
-            load(x, addr(k, v), cfg_.src_dt);
-            vaddps(total, total, x);
-            vmaxps(m, m, x);
-        }
-    });
-    vaddps(totals[0], totals[0], totals[1]);
-    vaddps(totals[2], totals[2], totals[3]);
-    vaddps(totals[0], totals[0], totals[2]);
-    test_nan(totals[0], totals[1]);
-}
-
-// AVX-512, one row per output (channels-last reducing C): each output's
-// vectors in memory order, a plain vmaxps chain per output, and beside it
-// the ordered-lane masks (track_ordered): ZF clear when a NaN was read,
-// and the caller redoes the block exactly. Infinities of both signs do
-// not trip it, as they tripped the vaddps sum check this replaces (a
-// third of the benchmark's blocks were redone), and memory order keeps
-// one stream per thread: the vector-major order (16 rows a vector at a
-// time) read 25 MiB channels-last from L3 at half the speed on AMD Zen 4
-// (doc/performance.md). A partial last vector joins by a masked max; its
-// junk lanes are zero, ordered.
-void inner_blocks_generator::block_ordered(const std::function<Address(int, int)> &addr,
+// One row per output (channels-last reducing C): each output's vectors
+// in memory order into a plain vmaxps chain, and beside it a NaN check;
+// ZF clear (jnz taken) when it fired, and the caller redoes the block
+// exactly. Memory order keeps one stream per thread: the vector-major
+// order (a vector of each row in turn, 16 rows 256 B to 4 KiB apart) read
+// 25 MiB channels-last from L3 at half the speed on AMD Zen 4
+// (doc/performance.md).
+// AVX-512: the ordered-lane masks (track_ordered), exact; infinities of
+// both signs do not trip them as they tripped the vaddps totals that
+// were used before (a third of the benchmark's blocks were redone). A
+// partial last vector joins by a masked max (junk lanes zero, ordered).
+// AVX2 (no opmasks; whole vectors only): four running vaddps totals,
+// NaN only if an element is or +inf met -inf.
+void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &addr,
         const std::function<Xmm(int)> &acc_of, int nfull, bool tail) {
     const Reg64 p = r11, vcnt = r8;
     const int vbytes = vlen() * ssz();
+    const Xmm totals[4] = {vmm(11), vmm(12), vmm(13), vmm(14)};  // AVX2
     int chain = 0;
+    auto temp = [&] { return is512() ? vmm(16 + chain % 4) : vmm(8 + chain % 2); };
     auto take = [&](const Xmm &m, const Address &a, bool first) {
-        const Xmm x = first ? m : vmm(16 + chain % 4);
+        const Xmm x = first ? m : temp();
         load(x, a, cfg_.src_dt);
-        track_ordered(chain++, x);
+        if (is512()) track_ordered(chain, x);
+        else vaddps(totals[chain % 4], totals[chain % 4], x);
+        ++chain;
         if (!first) vmaxps(m, m, x);
     };
-    reset_ordered();
+    if (is512()) reset_ordered();
+    else for (const Xmm &t : totals) vxorps(t, t, t);
     for (int k = 0; k < vlen(); ++k) {
         const Xmm m = acc_of(k);
-        if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks())
-        if (nfull <= 4) {
+        if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
+        if (nfull <= 8) {
             for (int v = 0; v < nfull; ++v) take(m, addr(k, v), v == 0);
         } else {
-            // Long rows: a loop of two vectors per turn keeps the code short.
+            // Long rows: a loop of four vectors per turn keeps the code short.
             lea(p, addr(k, 0));
             take(m, ptr[p], true);
             add(p, vbytes);
-            mov(vcnt, (nfull - 1) / 2);
-            Label l_two;
-            L(l_two);
-            take(m, ptr[p], false);
-            take(m, ptr[p + vbytes], false);
-            add(p, 2 * vbytes);
+            mov(vcnt, (nfull - 1) / 4);
+            Label l_four;
+            L(l_four);
+            for (int v = 0; v < 4; ++v) take(m, ptr[p + v * vbytes], false);
+            add(p, 4 * vbytes);
             dec(vcnt);
-            jnz(l_two, T_NEAR);
-            if ((nfull - 1) % 2) take(m, ptr[p], false);
+            jnz(l_four, T_NEAR);
+            for (int v = 0; v < (nfull - 1) % 4; ++v) take(m, ptr[p + v * vbytes], false);
         }
         if (tail) {
-            const Xmm x = vmm(16 + chain % 4);
+            const Xmm x = temp();
             load_tail(x, addr(k, nfull), cfg_.src_dt);
             track_ordered(chain++, x);
             vmaxps(m | k_tail_, m, x);
         }
     }
-    test_ordered_nan();
+    if (is512()) {
+        test_ordered_nan();
+        return;
+    }
+    vaddps(totals[0], totals[0], totals[1]);
+    vaddps(totals[2], totals[2], totals[3]);
+    vaddps(totals[0], totals[0], totals[2]);
+    test_nan(totals[0], totals[1]);
 }
 
 // Short rows: per output, the lane folding costs as much as the row, so
@@ -143,8 +120,8 @@ void inner_blocks_generator::block_ordered(const std::function<Address(int, int)
 // are folded together by a transpose-reduce (15 two-source shuffles and
 // maxes in all; AVX2: 7), then stored as one vector. The rows are
 // generated for cfg_.block_n elements (unrolled up to 4 vectors, looped
-// past that). With one row per output a block first tries
-// block_ordered (AVX2, whole vectors only: block_sum_checked). Runs
+// past that). With one row per output a block first tries block_fast.
+// Runs
 // while vlen() outputs remain, the call's n is block_n and dst is
 // contiguous; the per-output loop does the rest. AVX2: block_n is a whole number of
 // vectors (no masked tail).
@@ -228,17 +205,10 @@ void inner_blocks_generator::blocks() {
     jl(l_end, T_NEAR);
     mov(pa, reg_src);
     lea(pb, ptr[reg_src + os * 8]);
-    if (is512()) {
+    if (is512() || !tail) {
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
-        block_ordered(addr, acc_of, nfull, tail);
-        jnz(l_exact, T_NEAR);
-        fold(false);
-        jmp(l_folded, T_NEAR);
-    } else if (!tail) {
-        cmp(ARG(rows), 1);
-        jne(l_exact, T_NEAR);
-        block_sum_checked(addr, acc_of, nfull, walk_vectors);
+        block_fast(addr, acc_of, nfull, tail);
         jnz(l_exact, T_NEAR);
         fold(false);
         jmp(l_folded, T_NEAR);

@@ -27,11 +27,8 @@ protected:
 
 private:
     void fold(bool exact);
-    void block_ordered(const std::function<Xbyak::Address(int, int)> &addr,
+    void block_fast(const std::function<Xbyak::Address(int, int)> &addr,
             const std::function<Xbyak::Xmm(int)> &acc_of, int nfull, bool tail);
-    template <typename Addr, typename AccOf, typename Walk>
-    void block_sum_checked(const Addr &addr, const AccOf &acc_of, int nvec,
-            const Walk &walk_vectors);
 };
 
 } // namespace crest::impl::jit
