@@ -14,15 +14,17 @@ namespace {
 // its rows instead: each thread then reads one long contiguous range.
 constexpr int64_t vertical_min_cols_per_chunk = 4096;
 
-// Whether src is too big to stay in the L3 from one call to the next, so
-// that a vertical tile reads it from memory: there software prefetching
-// helps, from the L3 it costs (gen_vertical.cpp). Small problems never ask
-// the C library (its answer costs CPUID exits, once per process).
+// Whether src is too big to stay in the L3 from one call to the next
+// (which other data shares), so that the kernels read it from memory:
+// there software prefetching helps, from the L3 it costs (gen_vertical.cpp,
+// gen_inner.cpp). At exactly the L3's size it still helped (f16 4096x4096
+// axis 2 on Zen 4: 57% -> 60%). Small problems never ask for the L3's size
+// (a file read, once per process).
 bool streams_from_memory(int64_t src_bytes) {
     constexpr int64_t unknown_l3 = 32 << 20;
     if (src_bytes <= (1 << 20)) return false;
     const int64_t l3 = l3_cache_bytes();
-    return src_bytes > (l3 > 0 ? l3 : unknown_l3);
+    return src_bytes >= (l3 > 0 ? l3 : unknown_l3);
 }
 
 // Whether output o (flat order: outer dims, then jd or its sub-dims) sits
