@@ -1,8 +1,8 @@
 #include "backend/jit/isa.hpp"
 
 #include <atomic>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <unistd.h>
