@@ -27,24 +27,27 @@ bool streams_from_memory(int64_t src_bytes) {
     return src_bytes >= (l3 > 0 ? l3 : unknown_l3);
 }
 
-// Whether output o (flat order: outer dims, then jd or its sub-dims) sits
-// at o elements from dst's start.
+// Whether output o of the flat order (flat_output_dims) sits at o
+// elements from dst's start.
 bool dst_dense_in_flat_order(const plan &P) {
+    loop_dim dims[2 * max_dims];
     int64_t want = P.esz;
-    auto dense = [&](const loop_dim &d) {
-        const bool ok = d.n == 1 || d.ds == want;
-        want *= d.n;
-        return ok;
-    };
-    if (P.njsub > 1) {
-        for (int k = P.njsub - 1; k >= 0; --k)
-            if (!dense(P.jsub[k])) return false;
-    } else if (!dense(P.jd)) {
-        return false;
+    for (int k = flat_output_dims(P, dims) - 1; k >= 0; --k) {
+        if (dims[k].n != 1 && dims[k].ds != want) return false;
+        want *= dims[k].n;
     }
-    for (int k = P.nouter - 1; k >= 0; --k)
-        if (!dense(P.outer[k])) return false;
     return true;
+}
+
+// A vertical tile kernel of the plan's ISA and dtype.
+kernel_config tile_config(isa_t isa, data_type dt, bool prefetch) {
+    kernel_config c;
+    c.isa = isa;
+    c.family = family_t::vert_tile;
+    c.src_dt = c.dst_dt = dt;
+    c.unroll = 1;
+    c.prefetch = prefetch;
+    return c;
 }
 
 bool fail(std::string *why_not, const std::string &msg) {
@@ -104,6 +107,16 @@ int64_t inline_bytes() {
 }
 
 void set_inline_bytes_for_testing(int64_t bytes) { g_inline_override.store(bytes < 0 ? -1 : bytes); }
+
+int flat_output_dims(const plan &P, loop_dim *out) {
+    int nd = 0;
+    for (int k = 0; k < P.nouter; ++k) out[nd++] = P.outer[k];
+    if (P.njsub > 1)
+        for (int k = 0; k < P.njsub; ++k) out[nd++] = P.jsub[k];
+    else
+        out[nd++] = P.jd;
+    return nd;
+}
 
 bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         std::string *why_not) {
@@ -235,6 +248,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         }
     }
     cfg.src_dt = cfg.dst_dt = P.dt;
+    const bool from_memory = streams_from_memory(P.src_bytes);
     if (P.kind == plan_kind::inner) {
         // Enough accumulators to hide latency, few enough that folding them
         // stays cheap next to a short row.
@@ -246,10 +260,9 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
             cfg.block_n = static_cast<int>(P.n);
         else
-            cfg.prefetch = streams_from_memory(P.src_bytes);
+            cfg.prefetch = from_memory;
     } else if (cfg.family != family_t::vert_reg) {
-        cfg.unroll = 1;
-        cfg.prefetch = streams_from_memory(P.src_bytes);
+        cfg = tile_config(isa, P.dt, from_memory);
     }
     P.code = get_code(cfg);
     // Short inner rows whose rows dim is far apart (more than a block of 16
@@ -259,21 +272,10 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
             && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
             && P.rows.ss >= 16 * row_bytes) {
-        kernel_config vc = cfg;
-        vc.family = family_t::vert_tile;
-        vc.unroll = 1;
-        vc.block_n = 0;
-        vc.prefetch = streams_from_memory(P.src_bytes);
-        P.slab_code = get_code(vc);
+        P.slab_code = get_code(tile_config(isa, P.dt, from_memory));
     }
-    if (P.two_level && dst_dense_in_flat_order(P)) {
-        kernel_config cc;
-        cc.isa = isa;
-        cc.family = family_t::vert_tile;
-        cc.src_dt = cc.dst_dt = P.dt;
-        cc.unroll = 1;
-        P.combine_code = get_code(cc);
-    }
+    if (P.two_level && dst_dense_in_flat_order(P))
+        P.combine_code = get_code(tile_config(isa, P.dt, false));
     if (P.two_level) P.name = kernel_name(isa, name_all);
     else if (P.kind == plan_kind::inner) P.name = kernel_name(isa, name_inner);
     else P.name = kernel_name(isa, name_vertical);

@@ -107,6 +107,11 @@ struct plan {
     const char *name = "";  // static storage
 };
 
+// The kept dims in the flat output order (outer dims, then jd or its
+// sub-dims), outermost first, into out (room for 2 * max_dims); returns
+// how many.
+int flat_output_dims(const plan &P, loop_dim *out);
+
 // Builds the plan; returns false with *why_not when the problem cannot be
 // run (ISA none, unsupported dtype, bad strides).
 bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,

@@ -295,7 +295,7 @@ private:
             D.fn = p_.code->fn;
             run_range(p_, src, D, 0, p_.n_out, R);
         });
-        // Combine in flat output order: outer dims then jd. Dense dst: the
+        // Combine in the flat output order (flat_output_dims). Dense dst: the
         // chunks' partials are nch rows of a vertical reduction. The scalar
         // loop below cost 3-5 points of the roofline on Zen 4 (f16
         // 64x64x64x64 axes 0,2: 80% -> 85% with the kernel).
@@ -305,13 +305,7 @@ private:
             return;
         }
         loop_dim dims[2 * max_dims];
-        int nd = 0;
-        for (int k = 0; k < p_.nouter; ++k) dims[nd++] = p_.outer[k];
-        if (p_.njsub > 1)
-            for (int k = 0; k < p_.njsub; ++k) dims[nd++] = p_.jsub[k];
-        else
-            dims[nd++] = p_.jd;
-        odometer od(dims, nd, 0);
+        odometer od(dims, flat_output_dims(p_, dims), 0);
         for (int64_t o = 0; o < p_.n_out; ++o, od.next()) {
             float v = scalar::load(partial + o * p_.esz, p_.dt);
             for (int c = 1; c < nch; ++c)
