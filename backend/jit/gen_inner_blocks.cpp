@@ -119,12 +119,11 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
 // vlen() outputs (16; AVX2: 8) go at once, one accumulator each, and
 // are folded together by a transpose-reduce (15 two-source shuffles and
 // maxes in all; AVX2: 7), then stored as one vector. The rows are
-// generated for cfg_.block_n elements (unrolled up to 4 vectors, looped
-// past that). With one row per output a block first tries block_fast.
-// Runs
-// while vlen() outputs remain, the call's n is block_n and dst is
-// contiguous; the per-output loop does the rest. AVX2: block_n is a whole number of
-// vectors (no masked tail).
+// generated for cfg_.block_n elements (the exact block unrolled up to 4
+// vectors, block_fast up to 8, looped past that). With one row per output
+// a block first tries block_fast. Runs while vlen() outputs remain, the
+// call's n is block_n and dst is contiguous; the per-output loop does the
+// rest. AVX2: block_n is a whole number of vectors (no masked tail).
 void inner_blocks_generator::blocks() {
     // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
     // output stride os (os3, os5, os7 precomputed: every k * os is one

@@ -200,8 +200,8 @@ private:
         }
     }
 
-    // With cfg_.prefetch (src larger than the L3, plan.cpp) each row of a
-    // full step prefetches its line 2 KiB ahead into L2: 8 rows one stride
+    // With cfg_.prefetch (src at least the L3's size, plan.cpp) each row
+    // of a full step prefetches its line 2 KiB ahead into L2: 8 rows one stride
     // apart are more streams than the hardware prefetchers keep up with.
     // AMD Zen 4, % of the roofline, medians of 3-5 interleaved runs: from
     // memory it helps (f32 4096x4096 axis 2 90 -> 92%, 64x64x64x64 axis 1
@@ -209,10 +209,9 @@ private:
     // (1x128x150x150 axis 1 78 -> 69%, channels-last 32x64x56x56 axis 0
     // 80 -> 75%, 8x64x64x64 axis 1 58 -> 51%). Past the tile's end the
     // line is the next tile's or the next row's, read soon after.
-    static constexpr int prefetch_bytes = 2048;
     void prefetch_rows(mode m, int g) {
         if (m != mode::full || !cfg_.prefetch) return;
-        for (int k = 0; k < g; ++k) prefetcht1(row(k, prefetch_bytes));
+        for (int k = 0; k < g; ++k) prefetcht1(row(k, prefetch_ahead_bytes));
     }
 
     // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.

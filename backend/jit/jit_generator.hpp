@@ -31,6 +31,9 @@ protected:
     virtual void generate() = 0;
 
     bool is512() const { return cfg_.isa == isa_t::avx512_core; }
+    // kernel_config::prefetch: how far ahead of a stream's loads its lines
+    // are prefetched into L2 (prefetcht1).
+    static constexpr int prefetch_ahead_bytes = 2048;
     // f32 lanes per vector register.
     int vlen() const { return is512() ? 16 : 8; }
     Xbyak::Xmm vmm(int i) const {
