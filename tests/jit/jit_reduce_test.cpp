@@ -362,13 +362,18 @@ INSTANTIATE_TEST_SUITE_P(All, JitReduce, ::testing::ValuesIn(all_params()),
 
 // Below 1 MiB of src a plan runs inline (one chunk); from 1 MiB on it
 // takes the pool's threads. A two-level plan (reducing C) and an inner one.
+// The plan of p on a pool of 2 threads (a failure to plan fails the test).
+plan plan_on_two(const reduce_problem &p) {
+    plan P;
+    std::string why;
+    EXPECT_TRUE(make_plan(p, max_isa(), 2, &P, &why)) << why;
+    return P;
+}
+
 TEST(JitPlan, InlineBelowOneMiB) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     auto chunks = [](const dims_t &d, uint32_t mask) {
-        plan P;
-        std::string why;
-        EXPECT_TRUE(make_plan(make_problem(data_type::f32, d, mask), max_isa(), 2, &P, &why)) << why;
-        return P.nchunks;
+        return plan_on_two(make_problem(data_type::f32, d, mask)).nchunks;
     };
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 1);    // 256 KiB
     EXPECT_EQ(chunks({1, 255, 32, 32}, 0b0010), 1);   // just below 1 MiB
@@ -378,17 +383,14 @@ TEST(JitPlan, InlineBelowOneMiB) {
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 2);
 }
 
-// Vertical tiles and inner rows prefetch only when src is larger than the
-// L3 (plan.cpp): from the L3 the prefetch costs. The slab stage of a
+// Vertical tiles and inner rows prefetch only when src is at least the
+// L3's size (plan.cpp): from the L3 the prefetch costs. The slab stage of a
 // two-stage inner plan follows the same rule.
 TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
     auto make = [](const dims_t &d, uint32_t mask) {
-        plan P;
-        std::string why;
-        EXPECT_TRUE(make_plan(make_problem(data_type::f32, d, mask), max_isa(), 2, &P, &why)) << why;
-        return P;
+        return plan_on_two(make_problem(data_type::f32, d, mask));
     };
     // Reducing axis 1 of 1 x rows x 1024 x 1024 f32: rows * 4 MiB of src.
     const int64_t small_rows = 2, big_rows = l3 / (int64_t(4) << 20) + 1;
@@ -423,19 +425,13 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
 // loop (a padded dst here).
 TEST(JitPlan, TwoLevelCombinesDenseDstWithAKernel) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    auto make = [](const reduce_problem &p) {
-        plan P;
-        std::string why;
-        EXPECT_TRUE(make_plan(p, max_isa(), 2, &P, &why)) << why;
-        return P;
-    };
     // 1 x 1 x 4096 x 1024 f32 reducing axis 2: 1024 outputs, 16 MiB.
     const dims_t d {1, 1, 4096, 1024};
-    const plan dense = make(make_problem(data_type::f32, d, 0b0100));
+    const plan dense = plan_on_two(make_problem(data_type::f32, d, 0b0100));
     ASSERT_TRUE(dense.two_level);
     ASSERT_TRUE(dense.combine_code);
     EXPECT_EQ(dense.combine_code->cfg.family, family_t::vert_tile);
-    const plan padded = make(make_problem(data_type::f32, d, 0b0100, {}, {2048, 2048, 0, 2}));
+    const plan padded = plan_on_two(make_problem(data_type::f32, d, 0b0100, {}, {2048, 2048, 0, 2}));
     ASSERT_TRUE(padded.two_level);
     EXPECT_FALSE(padded.combine_code);
 }
