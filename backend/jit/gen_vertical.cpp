@@ -1,8 +1,9 @@
 // `vertical` family: the kept group is innermost and contiguous, the reduced
-// rows lie outside it. Columns go in tiles of vertical_tile_cols(cfg_); the dst
-// tile is the accumulator (exact in any dtype, the max being an input) and
-// stays in L1/L2 while 8 (AVX2: 4) rows at a time stream through, so every src read
-// is a long sequential run.
+// rows lie outside it. Columns go in tiles of vertical_tile_cols(cfg_); the
+// running max is kept in a tile (exact in any dtype, the max being an input):
+// the dst tile, or a scratch tile until the last pass (vert_call::scratch).
+// It stays in L1/L2 while 8 (AVX2: 4) rows at a time stream through, so every
+// src read is a long sequential run.
 #include "backend/jit/generators.hpp"
 #include "backend/jit/jit_generator.hpp"
 
@@ -28,7 +29,7 @@ private:
     const Reg64 reg_outer = rcx;  // outer blocks left
     const Reg64 reg_p0 = r8;      // row r, current column
     const Reg64 reg_p1 = r9;      // row r + 2, current column
-    const Reg64 reg_pd = r10;     // dst, current column
+    const Reg64 reg_pd = r10;     // the running max (reg_from), current column
     const Reg64 reg_cnt = r11;    // columns left in the tile
     const Reg64 reg_rs = rbx;     // row stride, bytes
     const Reg64 reg_tsrc = r12;   // tile start in row 0
@@ -36,6 +37,10 @@ private:
     const Reg64 reg_left = r14;   // columns left in the outer block
     const Reg64 reg_tcols = r15;  // columns of this tile
     const Reg64 reg_rows = rbp;   // rows left
+    // Inside tile(), where the three registers they alias are saved:
+    const Reg64 reg_scr = r12;    // the scratch tile, or reg_tdst without one
+    const Reg64 reg_from = r14;   // the running max so far: dst tile, then scratch
+    const Reg64 reg_to = rcx;     // this pass writes [reg_pd + reg_to]
 
     enum class mode { full, tail, scalar };
 
@@ -62,7 +67,9 @@ private:
                 mov(reg_tcols, vertical_tile_cols(cfg_));
                 cmp(reg_left, reg_tcols);
                 cmovl(reg_tcols, reg_left);
+                push(reg_outer); push(reg_left); push(reg_tsrc);
                 tile();
+                pop(reg_tsrc); pop(reg_left); pop(reg_outer);
                 add(reg_tsrc, vertical_tile_cols(cfg_) * ssz());
                 add(reg_tdst, vertical_tile_cols(cfg_) * dsz());
                 sub(reg_left, vertical_tile_cols(cfg_));
@@ -87,9 +94,23 @@ private:
             mov(reg_cnt, reg_tcols);
             and_(reg_cnt, step() - 1);
             set_tail_mask(reg_cnt, step());
-            lea(rax, ptr[reg_rs + reg_rs * 2]);
         }
         mov(reg_p0, reg_tsrc);
+        // The scratch tile sits 2 KiB past the tile's src column in the 4
+        // KiB pattern of L1 sets: far from the sets of the lines being read
+        // and prefetched. A dst one line ahead of src (a malloc'd dst next
+        // to page-aligned src) cost the tiles a third of their speed there.
+        mov(rax, ARG(scratch));
+        mov(reg_scr, reg_tdst);
+        test(rax, rax);
+        Label l_no_scratch;
+        jz(l_no_scratch, T_NEAR);
+        lea(reg_scr, ptr[reg_p0 + 2048]);
+        and_(reg_scr, 4096 - 64);
+        add(reg_scr, rax);
+        L(l_no_scratch);
+        mov(reg_from, reg_tdst);
+        if (is512()) lea(rax, ptr[reg_rs + reg_rs * 2]);
         mov(reg_rows, ARG(rows));
         Label l_rest;
         cmp(ARG(accumulate), 0);
@@ -124,12 +145,19 @@ private:
     }
 
     // g rows from reg_p0 over the whole tile, then reg_p0 moves past them.
+    // The last pass (no rows left after it) writes the dst tile, the others
+    // the scratch tile; all but the first read the scratch.
     void pass(int g, bool fresh) {
+        mov(reg_to, reg_scr);
+        cmp(reg_rows, g);
+        cmove(reg_to, reg_tdst);
+        sub(reg_to, reg_from);
         const bool with_p1 = g > half();
         if (with_p1) lea(reg_p1, ptr[reg_p0 + reg_rs * half()]);
         columns([&](mode m) { group_body(m, g, fresh); }, with_p1);
         lea(reg_p0, ptr[reg_p0 + reg_rs * g]);
         sub(reg_rows, g);
+        mov(reg_from, reg_scr);
     }
 
     // Walks the columns of the tile from the row pointers reg_p0 (and
@@ -137,7 +165,7 @@ private:
     void columns(const std::function<void(mode)> &body, bool with_p1) {
         push(reg_p0);
         if (with_p1) push(reg_p1);
-        mov(reg_pd, reg_tdst);
+        mov(reg_pd, reg_from);
         mov(reg_cnt, reg_tcols);
         Label l_full, l_tail, l_done;
         L(l_full);
@@ -219,7 +247,7 @@ private:
     void group_body(mode m, int g, bool fresh) {
         prefetch_rows(m, g);
         if (raw16()) return group_body_raw(m, g, fresh);
-        if (is512() && m != mode::scalar) return group_body_sum_checked(m, g, fresh);
+        if (is512() && m != mode::scalar) return group_body_checked(m, g, fresh);
         group_body_exact(m, g, fresh);
     }
 
@@ -229,43 +257,41 @@ private:
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) nanmax(v(i), v(i + w), v(9));
         if (fresh) {
-            st(m, ptr[reg_pd], v(0));
+            st(m, ptr[reg_pd + reg_to], v(0));
             return;
         }
         ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
         nanmax(v(8), v(0), v(9));
-        st(m, ptr[reg_pd], v(8));
+        st(m, ptr[reg_pd + reg_to], v(8));
     }
 
-    // AVX-512, f32 lanes: a plain vmaxps tree, and beside it a vaddps tree
-    // of the same rows, whose result is NaN if any row is (or, rarely, if
-    // +inf and -inf meet). Only then does the step redo its rows with the
-    // NaN-aware max. The per-row compare into a mask that the exact max
-    // needs holds fewer loads in flight: at 64 MiB this kernel ran at
-    // 65% of a streaming read with it (doc/performance.md).
-    // Junk lanes of a masked tail are zero: no NaN, never stored.
-    void group_body_sum_checked(mode m, int g, bool fresh) {
-        auto s = [&](int i) { return v(16 + i); };
+    // AVX-512, f32 lanes: a plain vmaxps tree, and beside it one masked
+    // compare per pair of rows that keeps the lanes where both are
+    // ordered. Only when a lane saw a NaN does the step redo its rows with
+    // the NaN-aware max, whose compare per row holds fewer loads in
+    // flight (65% of a streaming read at 64 MiB, doc/performance.md). The
+    // pairs replaced a vaddps tree (g - 1 adds, also tripped by +inf
+    // meeting -inf): from the L3 on Zen 4, channels-last 32x64x56x56 axis
+    // 0 went from 58% to 64% of the roofline, 1x128x150x150 axis 1 from
+    // 76% to 80%.
+    // Junk lanes of a masked tail are zero: ordered, never stored.
+    void group_body_checked(mode m, int g, bool fresh) {
         for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
-        const Xmm sum = g == 1 ? v(0) : s(0);
-        for (int w = 1; w < g; w *= 2)
-            for (int i = 0; i + w < g; i += 2 * w) {
-                const Xmm a = w == 1 ? v(i) : s(i / 2);
-                vaddps(s(i / 2), a, w == 1 ? v(i + w) : s((i + w) / 2));
-            }
+        vcmpps(k_ord_, v(0), v(g > 1 ? 1 : 0), cmp_ord_q);
+        for (int k = 2; k < g; k += 2) vcmpps(k_ord_ | k_ord_, v(k), v(k + 1), cmp_ord_q);
         Label l_exact;
-        test_nan(sum, v(10));
-        jnz(l_exact, T_NEAR);
+        kortestw(k_ord_, k_ord_);  // CF set: every lane ordered
+        jnc(l_exact, T_NEAR);
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vmaxps(v(i), v(i), v(i + w));
         if (fresh) {
-            st(m, ptr[reg_pd], v(0));
+            st(m, ptr[reg_pd + reg_to], v(0));
         } else {
             // vmaxps returns its second operand when either is NaN: dst's NaN
             // stays; the rows hold none here.
             ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
             vmaxps(v(8), v(0), v(8));
-            st(m, ptr[reg_pd], v(8));
+            st(m, ptr[reg_pd + reg_to], v(8));
         }
         Label l_done;
         jmp(l_done, T_NEAR);
@@ -323,10 +349,10 @@ private:
             vpmaxsw(v(0), v(0), d);
         }
         select16(v(0), umin(0), umax(0), v(9));
-        if (m == mode::full && is512()) vmovdqu32(ptr[reg_pd], v(0));
-        else if (m == mode::full) vmovdqu(ptr[reg_pd], v(0));
-        else if (m == mode::tail) vmovdqu16(ptr[reg_pd] | k_tail_, v(0));
-        else vpextrw(word[reg_pd], Xmm(v(0).getIdx()), 0);
+        if (m == mode::full && is512()) vmovdqu32(ptr[reg_pd + reg_to], v(0));
+        else if (m == mode::full) vmovdqu(ptr[reg_pd + reg_to], v(0));
+        else if (m == mode::tail) vmovdqu16(ptr[reg_pd + reg_to] | k_tail_, v(0));
+        else vpextrw(word[reg_pd + reg_to], Xmm(v(0).getIdx()), 0);
     }
 };
 

@@ -5,8 +5,6 @@ namespace crest::impl::jit {
 using namespace Xbyak;
 
 namespace {
-constexpr uint8_t cmp_unord_q = 3;
-constexpr uint8_t cmp_ord_q = 7;
 constexpr uint8_t cvt_round_mxcsr = 4;  // exact here: values came from f16
 } // namespace
 

@@ -28,6 +28,9 @@ public:
     }
 
 protected:
+    // vcmpps predicates (quiet: no exception on a quiet NaN).
+    static constexpr uint8_t cmp_unord_q = 3;
+    static constexpr uint8_t cmp_ord_q = 7;
     virtual void generate() = 0;
 
     bool is512() const { return cfg_.isa == isa_t::avx512_core; }
@@ -81,7 +84,7 @@ protected:
     }
     // ... track_ordered(c, x) takes x's lanes on chain c ...
     void track_ordered(int c, const Xbyak::Xmm &x) {
-        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, x, 7 /* ordered, quiet */);
+        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, x, cmp_ord_q);
     }
     // ... and test_ordered_nan() leaves ZF clear (jnz taken) when a lane of
     // any chain saw a NaN. Clobbers the chains.

@@ -274,6 +274,9 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
             && P.rows.ss >= 16 * row_bytes) {
         P.slab_code = get_code(tile_config(isa, P.dt, from_memory));
     }
+    const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
+            || P.slab_code;
+    P.tile_scratch = tiles && P.rows.n > 4;
     if (P.two_level && dst_dense_in_flat_order(P))
         P.combine_code = get_code(tile_config(isa, P.dt, false));
     if (P.two_level) P.name = kernel_name(isa, name_all);

@@ -46,10 +46,10 @@ red_ranges full_ranges(const plan &P) {
 // All reduced dims in R for cnt outputs (inner) / columns (vertical) that
 // start at s and d; extra reduced dims accumulate through d.
 // Vertical plans may pass n_outer > 1: that many slices of the innermost
-// outer dim (strides oss, ods) in one call.
+// outer dim (strides oss, ods) in one call, and a tile scratch.
 void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
-        int64_t cnt, int64_t jds, const red_ranges &R, int64_t n_outer = 1,
-        int64_t oss = 0, int64_t ods = 0) {
+        int64_t cnt, int64_t jds, const red_ranges &R, void *scratch,
+        int64_t n_outer = 1, int64_t oss = 0, int64_t ods = 0) {
     const int re = P.nextra;
     const int64_t rows = R.hi[re] - R.lo[re];
     s += R.lo[re] * P.rows.ss;
@@ -67,7 +67,7 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
             fn(&a);
         } else {
-            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods};
+            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch};
             fn(&a);
         }
         acc = true;
@@ -142,22 +142,33 @@ void scatter_sub(const plan &P, char *d, const char *buf, int64_t dsz,
 // contiguous elements over all rows (src in memory order), then the inner
 // kernel reduces each output's short row of the scratch. Full ranges only
 // (no two-level split, no extra dims).
-void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t cnt) {
+void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t cnt,
+        void *tile_scratch) {
     alignas(64) char scratch[slab_bytes];
     const int64_t row_bytes = P.n * P.esz;
     const int64_t per = slab_bytes / row_bytes;
     for (int64_t c0 = 0; c0 < cnt; c0 += per) {
         const int64_t c = std::min(per, cnt - c0);
-        const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0};
+        const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
+                tile_scratch};
         P.slab_code->fn(&v);
         const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};
         D.fn(&in);
     }
 }
 
+// Calls f with the tile scratch the plan's kernels take (plan::tile_scratch)
+// or null: 68 KiB of stack only where a tile kernel uses it.
+template <typename F>
+void with_tile_scratch(const plan &P, const F &f) {
+    if (!P.tile_scratch) return f(nullptr);
+    alignas(4096) char scratch[vert_scratch_bytes];
+    f(scratch);
+}
+
 // Outputs [b, e) in the flat order (outer dims, then jd).
 void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
-        int64_t e, const red_ranges &R) {
+        int64_t e, const red_ranges &R, void *scratch) {
     if (b >= e) return;
     int64_t idx[max_dims];
     int64_t j = b % P.jd.n, o = b / P.jd.n;
@@ -182,13 +193,14 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         if (!scatter && P.kind == plan_kind::vertical && io >= 0 && j == 0)
             slices = std::min((e - b) / P.jd.n, P.outer[io].n - idx[io]);
         if (P.slab_code && !scatter) {
-            run_slabs(P, D, s, d, cnt);
+            run_slabs(P, D, s, d, cnt, scratch);
         } else if (slices > 1) {
-            run_reduction(P, D.fn, s, d, cnt, D.jds, R, slices, P.outer[io].ss, D.ods[io]);
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, slices, P.outer[io].ss,
+                    D.ods[io]);
             b += (slices - 1) * P.jd.n;
             idx[io] += slices - 1;
         } else if (!scatter) {
-            run_reduction(P, D.fn, s, d, cnt, D.jds, R);
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch);
         } else {
             // The vertical kernel writes contiguous columns: go through a
             // small buffer and scatter along the dst stride.
@@ -202,7 +214,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             if (by_transpose) tile = tile / cn * cn;
             for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
-                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R);
+                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch);
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
                     transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
                             d + (j + c0) / cn * 4, P.jsub[1].ds,
@@ -244,7 +256,9 @@ public:
         if (p_.two_level) return two_level(src, dst);
         dst_view D = real_view(dst);
         const red_ranges R = full_ranges(p_);
-        chunked(p_.n_out, p_.out_align, [&](int64_t b, int64_t e) { run_range(p_, src, D, b, e, R); });
+        chunked(p_.n_out, p_.out_align, [&](int64_t b, int64_t e) {
+            with_tile_scratch(p_, [&](void *scratch) { run_range(p_, src, D, b, e, R, scratch); });
+        });
     }
 
 private:
@@ -293,14 +307,14 @@ private:
                 s *= p_.outer[k].n;
             }
             D.fn = p_.code->fn;
-            run_range(p_, src, D, 0, p_.n_out, R);
+            with_tile_scratch(p_, [&](void *scratch) { run_range(p_, src, D, 0, p_.n_out, R, scratch); });
         });
         // Combine in the flat output order (flat_output_dims). Dense dst: the
         // chunks' partials are nch rows of a vertical reduction. The scalar
         // loop below cost 3-5 points of the roofline on Zen 4 (f16
         // 64x64x64x64 axes 0,2: 80% -> 85% with the kernel).
         if (p_.combine_code) {
-            const vert_call a {partial, dst, p_.n_out, nch, pstride * p_.esz, 0, 1, 0, 0};
+            const vert_call a {partial, dst, p_.n_out, nch, pstride * p_.esz, 0, 1, 0, 0, nullptr};
             p_.combine_code->fn(&a);
             return;
         }
