@@ -1,5 +1,6 @@
 #include "src/exec/reduce_max_exec.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -14,10 +15,48 @@ std::string port_name(const logical_tensor &t, const char *name) {
     return std::string(name) + " (id " + std::to_string(t.get_id()) + ")";
 }
 
+// Strides for a dst of layout `any` (or strided without strides): dense,
+// its dims nested like the src dims they come from (decreasing src stride,
+// ties outer first). Frameworks allocate outputs like their inputs
+// (channels-last in, channels-last out, as PyTorch's reductions do), and a
+// reduction over outer dims then writes its columns in src order instead
+// of transposing them. Row-major when src is, and when dst's dims cannot
+// be matched to src's (axes read at execution, keep_dims false).
+dims_t any_dst_strides(const dims_t &dims, const logical_tensor &src,
+        const std::optional<std::vector<int64_t>> &axes) {
+    const dims_t &ss = src.get_strides();
+    const size_t rank = ss.size();
+    std::vector<size_t> from;  // the src dim of each dst dim
+    if (dims.size() == rank) {
+        for (size_t d = 0; d < rank; ++d) from.push_back(d);
+    } else if (axes) {
+        for (size_t d = 0; d < rank; ++d)
+            if (std::find(axes->begin(), axes->end(), int64_t(d)) == axes->end()) from.push_back(d);
+    }
+    bool usable = from.size() == dims.size();
+    for (auto s : ss) usable = usable && s >= 0;
+    for (auto d : dims) usable = usable && d >= 0;
+    if (!usable) return dense_strides(dims);
+    std::vector<size_t> order(dims.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return ss[from[a]] > ss[from[b]]; });
+    dims_t strides(dims.size());
+    int64_t acc = 1;
+    for (size_t k = order.size(); k-- > 0;) {
+        strides[order[k]] = acc;
+        if (__builtin_mul_overflow(acc, dims[order[k]] > 0 ? dims[order[k]] : 1, &acc))
+            return dense_strides(dims);  // refused later with a clear message
+    }
+    return strides;
+}
+
 // The compiled dst: dims from inference (or given, for axes read at
-// execution), layout any resolved to dense row-major.
+// execution), layout any resolved by any_dst_strides.
 logical_tensor resolve_dst(const op::impl &o, const logical_tensor &given,
-        const logical_tensor &port, const std::optional<dims_t> &inferred) {
+        const logical_tensor &port, const logical_tensor &src,
+        const std::optional<std::vector<int64_t>> &axes,
+        const std::optional<dims_t> &inferred) {
     dims_t dims;
     if (inferred) {
         if (given.get_ndims() >= 0) {
@@ -48,7 +87,7 @@ logical_tensor resolve_dst(const op::impl &o, const logical_tensor &given,
     bool known = strided_known;
     for (auto s : given.get_strides()) known = known && s >= 0;
     return logical_tensor(given.get_id(), given.get_data_type(), dims,
-            known ? given.get_strides() : dense_strides(dims),
+            known ? given.get_strides() : any_dst_strides(dims, src, axes),
             given.get_property_type());
 }
 
@@ -167,7 +206,7 @@ std::unique_ptr<executable> compile_reduce_max(const partition::impl &p,
     }
     std::optional<dims_t> inferred;
     if (axes) inferred = reduced_dims(src.get_dims(), *axes, attr_bool(o, "keep_dims"));
-    exe->outputs = {resolve_dst(o, outputs[0], p.outputs[0], inferred)};
+    exe->outputs = {resolve_dst(o, outputs[0], p.outputs[0], src, axes, inferred)};
     if (!axes) {
         // The rank of dst must fit keep_dims and the number of axes.
         const int64_t k = inputs[1].get_dims()[0];

@@ -154,6 +154,39 @@ TEST_P(ReduceMaxApi, LayoutAnyResolvesToDenseRowMajor) {
     EXPECT_EQ(cp.query_logical_tensor(dst_id).get_strides(), (dims {4, 1}));
 }
 
+// Layout any follows src's dim order (decisions.md): channels-last in,
+// channels-last out; row-major where the axes arrive at execution and
+// keep_dims drops dims.
+TEST_P(ReduceMaxApi, LayoutAnyNestsDimsLikeSrc) {
+    const dims cl {60, 1, 15, 3};  // 2x3x4x5, dim 1 innermost
+    reduce_graph rg = attr_graph(dt::f32, {2, 3, 4, 5}, {0}, true);
+    rg.src = lt(src_id, dt::f32, {2, 3, 4, 5}, cl);
+    compiled_partition cp = rg.compile(eng);
+    EXPECT_EQ(cp.query_logical_tensor(dst_id).get_dims(), (dims {1, 3, 4, 5}));
+    EXPECT_EQ(cp.query_logical_tensor(dst_id).get_strides(), (dims {60, 1, 15, 3}));
+    run_and_check(cp, eng, random_bits(dt::f32, span({2, 3, 4, 5}, cl), 3, true), {0}, true);
+
+    rg = attr_graph(dt::f32, {2, 3, 4, 5}, {1}, false);
+    rg.src = lt(src_id, dt::f32, {2, 3, 4, 5}, cl);
+    EXPECT_EQ(rg.compile(eng).query_logical_tensor(dst_id).get_strides(), (dims {20, 5, 1}));
+
+    rg = attr_graph(dt::f32, {2, 3, 4}, {1}, false);
+    rg.src = lt(src_id, dt::f32, {2, 3, 4}, {1, 8, 2});  // dim 0 innermost
+    cp = rg.compile(eng);
+    EXPECT_EQ(cp.query_logical_tensor(dst_id).get_strides(), (dims {1, 2}));
+    run_and_check(cp, eng, random_bits(dt::f32, span({2, 3, 4}, {1, 8, 2}), 5, true), {1}, false);
+
+    rg = reduce_graph {};
+    rg.src = lt(src_id, dt::f32, {2, 3, 4, 5}, cl);
+    rg.axes_in = lt(axes_id, dt::s32, dims {1}, ltype::strided);
+    rg.dst = lt(dst_id, dt::f32, dims {2, 4, 5}, ltype::any);
+    rg.keep_dims = false;
+    EXPECT_EQ(rg.compile(eng).query_logical_tensor(dst_id).get_strides(), (dims {20, 5, 1}));
+    rg.dst = lt(dst_id, dt::f32, dims {2, 1, 4, 5}, ltype::any);
+    rg.keep_dims = true;
+    EXPECT_EQ(rg.compile(eng).query_logical_tensor(dst_id).get_strides(), (dims {20, 1, 5, 1}));
+}
+
 TEST_P(ReduceMaxApi, PermutedSrcAndPaddedDstStrides) {
     for (dt t : all_dts) {
         reduce_graph rg = attr_graph(t, {2, 3, 4}, {1}, false);
