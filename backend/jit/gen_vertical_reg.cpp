@@ -108,8 +108,10 @@ private:
 
     // Every row of the outer slice at reg_src (rows at the row stride) into
     // the sets, starting from dst when accumulating, else from -inf; then
-    // `take(set)` for each row and `join(a, b)` to merge the sets into set 0.
-    void rows(const std::function<void(int)> &take,
+    // `take(set, grouped)` for each row (grouped: one of a group of sets()
+    // rows, taken in set order) and `join(a, b)` to merge the sets into
+    // set 0.
+    void rows(const std::function<void(int, bool)> &take,
             const std::function<void(const Xmm &, const Xmm &)> &join,
             const std::function<void(const Xmm &)> &from_dst) {
         const int ns = sets();
@@ -135,7 +137,7 @@ private:
         {
             cmp(reg_rows, ns);
             jl(l_single, T_NEAR);
-            for (int set = 0; set < ns; ++set) take(set);
+            for (int set = 0; set < ns; ++set) take(set, ns > 1);
             lea(reg_row, ptr[reg_row + reg_rs * ns]);
             sub(reg_rows, ns);
             jmp(l_group, T_NEAR);
@@ -144,7 +146,7 @@ private:
         {
             test(reg_rows, reg_rows);
             jz(l_done, T_NEAR);
-            take(0);
+            take(0, false);
             add(reg_row, reg_rs);
             dec(reg_rows);
             jmp(l_single, T_NEAR);
@@ -157,7 +159,7 @@ private:
 
     // The NaN-aware max throughout.
     void rows_exact() {
-        rows([&](int set) { one_row(set); },
+        rows([&](int set, bool) { one_row(set); },
                 [&](const Xmm &a, const Xmm &b) { nanmax(a, b, tmp(0)); },
                 [](const Xmm &) {});
     }
@@ -165,18 +167,23 @@ private:
     // AVX-512: a plain vmaxps per vector, and beside it a masked compare
     // that clears the lanes where a NaN was read (track_ordered), as the
     // inner rows do: no compare on the accumulator's chain, which held too
-    // few loads in flight. Leaves ZF clear (jnz taken) when a NaN was read;
-    // the slice is then redone exactly. Junk tail lanes are zero.
+    // few loads in flight. Rows of a group go in pairs, one compare for
+    // both rows' vector (fx, fy; distinct: groups need nv() <= 8). Leaves ZF clear (jnz taken) when a NaN
+    // was read; the slice is then redone exactly. Junk tail lanes are zero.
     Xmm fx(int i) const { return vmm(16 + i % 8); }
+    Xmm fy(int i) const { return vmm(24 + i % 8); }
     void rows_flagged() {
         reset_ordered();
         int n = 0;
         auto track = [&](const Xmm &v) { track_ordered(n++, v); };
-        rows([&](int set) {
+        rows([&](int set, bool grouped) {
+                    const bool second = grouped && set % 2 == 1;
                     for (int i = 0; i < nv(); ++i) {
-                        ld(i, fx(i), row(set, i), cfg_.src_dt);
-                        vmaxps(acc(i, set), acc(i, set), fx(i));
-                        track(fx(i));
+                        const Xmm v = second ? fy(i) : fx(i);
+                        ld(i, v, row(set, i), cfg_.src_dt);
+                        vmaxps(acc(i, set), acc(i, set), v);
+                        if (second) track_ordered_pair(n++, fx(i), fy(i));
+                        else if (!grouped) track(v);
                     }
                 },
                 [&](const Xmm &a, const Xmm &b) { vmaxps(a, a, b); },

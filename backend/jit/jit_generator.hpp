@@ -86,6 +86,10 @@ protected:
     void track_ordered(int c, const Xbyak::Xmm &x) {
         vcmpps(k_seen_ord(c) | k_seen_ord(c), x, x, cmp_ord_q);
     }
+    // ... or x's and y's lanes at once (ordered: neither is NaN) ...
+    void track_ordered_pair(int c, const Xbyak::Xmm &x, const Xbyak::Xmm &y) {
+        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, y, cmp_ord_q);
+    }
     // ... and test_ordered_nan() leaves ZF clear (jnz taken) when a lane of
     // any chain saw a NaN. Clobbers the chains.
     void test_ordered_nan() {
