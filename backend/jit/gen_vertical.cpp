@@ -246,6 +246,7 @@ private:
     // Junk lanes of a masked tail are zero and never stored.
     void group_body(mode m, int g, bool fresh) {
         prefetch_rows(m, g);
+        if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
         if (raw16()) return group_body_raw(m, g, fresh);
         if (is512() && m != mode::scalar) return group_body_checked(m, g, fresh);
         group_body_exact(m, g, fresh);
@@ -297,6 +298,42 @@ private:
         jmp(l_done, T_NEAR);
         L(l_exact);
         group_body_exact(m, g, fresh);
+        L(l_done);
+    }
+
+    // AVX-512, 16-bit lanes: the signed max tree alone is the answer where
+    // a lane saw a value >= +0 and no negative NaN (whose bits, above
+    // -inf's as unsigned, an unsigned max tree shows). Only a step with a
+    // lane of negatives only, or a negative NaN, redoes its rows with the
+    // three statistics (group_body_raw); the unsigned min tree is skipped
+    // otherwise. Junk lanes of a masked tail (-inf) do not count.
+    void group_body_raw_checked(mode m, int g, bool fresh) {
+        auto umax = [&](int i) { return v(8 + i); };
+        const Xmm d = v(16);
+        const Opmask k_neg = k_ord_, k_nan = Opmask(1);
+        for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
+        if (g == 1) copy16(umax(0), v(0));
+        for (int i = 0; 2 * i + 1 < g; ++i) vpmaxuw(umax(i), v(2 * i), v(2 * i + 1));
+        for (int w = 1; 2 * w < g; w *= 2)
+            for (int i = 0; i + w < g / 2; i += 2 * w) vpmaxuw(umax(i), umax(i), umax(i + w));
+        for (int w = 1; w < g; w *= 2)
+            for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
+        if (!fresh) {
+            ld16(m, d, ptr[reg_pd]);
+            vpmaxuw(umax(0), umax(0), d);
+            vpmaxsw(v(0), v(0), d);
+        }
+        vpmovw2m(k_neg, v(0));
+        if (m == mode::tail) kandd(k_neg, k_neg, k_tail_);
+        vpcmpuw(k_nan, umax(0), c_neg_inf(), 6);  // greater than: a negative NaN
+        Label l_slow, l_done;
+        kortestd(k_neg, k_nan);
+        jnz(l_slow, T_NEAR);
+        if (m == mode::full) vmovdqu32(ptr[reg_pd + reg_to], v(0));
+        else vmovdqu16(ptr[reg_pd + reg_to] | k_tail_, v(0));
+        jmp(l_done, T_NEAR);
+        L(l_slow);
+        group_body_raw(m, g, fresh);
         L(l_done);
     }
 
