@@ -274,7 +274,7 @@ private:
     // chain, a masked compare that clears the lanes where x is NaN
     // (track_ordered): 2 instructions per vector. The masked max it
     // replaced was 30% slower in L3; the |bits| tracking after it (3
-    // instructions) read 20% slower than a plain max from L3 (doc/performance.md).
+    // instructions) read 20% slower than a plain max from L3 (doc/performance-history.md).
     void take_f32(int i, const Xmm &x) {
         vmaxps(acc(i), acc(i), x);
         track_ordered(i, x);

@@ -55,7 +55,7 @@ void inner_blocks_generator::fold(bool exact) {
 // exactly. Memory order keeps one stream per thread: the vector-major
 // order (a vector of each row in turn, 16 rows 256 B to 4 KiB apart) read
 // 25 MiB channels-last from L3 at half the speed on AMD Zen 4
-// (doc/performance.md).
+// (doc/performance-history.md, session 8).
 // AVX-512: the ordered-lane masks (track_ordered), exact; infinities of
 // both signs do not trip them as they tripped the vaddps totals that
 // were used before (a third of the benchmark's blocks were redone). A

@@ -270,7 +270,7 @@ private:
     // compare per pair of rows that keeps the lanes where both are
     // ordered. Only when a lane saw a NaN does the step redo its rows with
     // the NaN-aware max, whose compare per row holds fewer loads in
-    // flight (65% of a streaming read at 64 MiB, doc/performance.md). The
+    // flight (65% of a streaming read at 64 MiB, doc/performance-history.md). The
     // pairs replaced a vaddps tree (g - 1 adds, also tripped by +inf
     // meeting -inf): from the L3 on Zen 4, channels-last 32x64x56x56 axis
     // 0 went from 58% to 64% of the roofline, 1x128x150x150 axis 1 from
