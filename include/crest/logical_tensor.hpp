@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace crest {
@@ -41,6 +42,13 @@ public:
     logical_tensor(size_t id, data_type dtype, const dims &adims,
                    layout_type ltype,
                    property_type ptype = property_type::undef);
+    // A braced list is dims: {2} is rank 1 of size 2. Without this
+    // overload {2} chose the rank constructor above (rank 2, dims unknown),
+    // as it does in oneDNN Graph's API.
+    logical_tensor(size_t id, data_type dtype, std::initializer_list<dim> adims,
+                   layout_type ltype,
+                   property_type ptype = property_type::undef)
+        : logical_tensor(id, dtype, dims(adims), ltype, ptype) {}
     // Dims and strides (in elements) known.
     logical_tensor(size_t id, data_type dtype, const dims &adims,
                    const dims &strides,

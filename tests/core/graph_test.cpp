@@ -156,5 +156,20 @@ TEST(LogicalTensor, DenseStridesThatOverflowBecomeUnknownAndAreRefused) {
             crest::status::invalid_shape, {"overflows"});
 }
 
+// A braced list is dims, whatever its length: {2} is rank 1, not a rank
+// of 2 with unknown dims; a plain integer is still the rank.
+TEST(LogicalTensor, BracedListIsDimsAndAnIntegerIsTheRank) {
+    const logical_tensor one(0, dt::f32, {2}, lt_layout::strided);
+    EXPECT_EQ(one.get_ndims(), 1);
+    EXPECT_EQ(one.get_dims(), logical_tensor::dims {2});
+    EXPECT_EQ(one.get_strides(), logical_tensor::dims {1});
+    const logical_tensor two(0, dt::f32, {2, 3}, lt_layout::any);
+    EXPECT_EQ(two.get_dims(), (logical_tensor::dims {2, 3}));
+    const int32_t rank = 2;
+    const logical_tensor unknown_dims(0, dt::f32, rank, lt_layout::any);
+    EXPECT_EQ(unknown_dims.get_ndims(), 2);
+    EXPECT_EQ(unknown_dims.get_dims(), (logical_tensor::dims {logical_tensor::unknown_dim, logical_tensor::unknown_dim}));
+}
+
 } // namespace
 } // namespace crest_test
