@@ -39,6 +39,7 @@ isa_t detect_isa() {
             && CPU_FEATURE_ACTIVE(AVX512VL) && CPU_FEATURE_ACTIVE(AVX512DQ)
             && CPU_FEATURE_ACTIVE(BMI2);
     const bool avx2 = CPU_FEATURE_ACTIVE(AVX2) && CPU_FEATURE_ACTIVE(F16C);
+    // "Active" already includes the OS's support: one flag serves as both.
     return isa_of(avx512, avx512, avx2, avx2);
 }
 #else

@@ -192,7 +192,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         int64_t slices = 1;
         if (!scatter && P.kind == plan_kind::vertical && io >= 0 && j == 0)
             slices = std::min((e - b) / P.jd.n, P.outer[io].n - idx[io]);
-        if (P.slab_code && !scatter) {
+        if (P.slab_code) {  // inner plans: never scattered
             run_slabs(P, D, s, d, cnt, scratch);
         } else if (slices > 1) {
             run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, slices, P.outer[io].ss,
