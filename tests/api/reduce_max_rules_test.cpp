@@ -1,6 +1,8 @@
 // Every row of the ReduceMax table of ops.md, through the public API:
 // graph -> finalize -> partition -> compile -> execute, against the naive
 // loop. Each test runs with the default backend choice and with "ref".
+#include <pthread.h>
+
 #include <cstring>
 #include <random>
 
@@ -256,6 +258,31 @@ INSTANTIATE_TEST_SUITE_P(Backends, ReduceMaxApi,
         [](const auto &info) {
             return info.param.empty() ? std::string("best") : info.param;
         });
+
+// decisions.md: the thread that calls execute needs 256 KiB of stack. The
+// deepest JIT plan there: two-level (partials on the caller's stack), rows
+// split over 2 threads, each chunk's tiles with their scratch tile.
+TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
+    const engine eng2(engine::kind::cpu, 0, engine_options {2, "jit"});
+    compiled_partition cp = attr_graph(dt::f32, {256, 4096}, {0}, false).compile(eng2);
+    const auto src = random_bits(dt::f32, 256 * 4096, 17, true);
+    struct job {
+        const compiled_partition *cp;
+        const engine *eng;
+        const std::vector<uint8_t> *src;
+    } j {&cp, &eng2, &src};
+    pthread_attr_t attr;
+    ASSERT_EQ(pthread_attr_init(&attr), 0);
+    ASSERT_EQ(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, &attr, [](void *arg) -> void * {
+        const job &jb = *static_cast<job *>(arg);
+        run_and_check(*jb.cp, *jb.eng, *jb.src, {0}, false);
+        return nullptr;
+    }, &j), 0);
+    pthread_join(th, nullptr);
+    pthread_attr_destroy(&attr);
+}
 
 } // namespace
 } // namespace crest::api_test
