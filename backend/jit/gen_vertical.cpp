@@ -154,7 +154,19 @@ private:
         sub(reg_to, reg_from);
         const bool with_p1 = g > half();
         if (with_p1) lea(reg_p1, ptr[reg_p0 + reg_rs * half()]);
+        const bool checked = is512() && !raw16();
+        if (checked) reset_ordered();
         columns([&](mode m) { group_body(m, g, fresh); }, with_p1);
+        if (checked) {
+            // A NaN in the pass's rows: the pass again, exactly. It reads
+            // the same running max (or, where it wrote over it, a max that
+            // only lacks the rows' NaNs), so the redo is exact either way.
+            Label l_clean;
+            test_ordered_nan();
+            jz(l_clean, T_NEAR);
+            columns([&](mode m) { group_body_exact(m, g, fresh); }, with_p1);
+            L(l_clean);
+        }
         lea(reg_p0, ptr[reg_p0 + reg_rs * g]);
         sub(reg_rows, g);
         mov(reg_from, reg_scr);
@@ -248,7 +260,7 @@ private:
         prefetch_rows(m, g);
         if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
         if (raw16()) return group_body_raw(m, g, fresh);
-        if (is512() && m != mode::scalar) return group_body_checked(m, g, fresh);
+        if (is512() && m != mode::scalar) return group_body_tracked(m, g, fresh);
         group_body_exact(m, g, fresh);
     }
 
@@ -267,38 +279,30 @@ private:
     }
 
     // AVX-512, f32 lanes: a plain vmaxps tree, and beside it one masked
-    // compare per pair of rows that keeps the lanes where both are
-    // ordered. Only when a lane saw a NaN does the step redo its rows with
-    // the NaN-aware max, whose compare per row holds fewer loads in
-    // flight (65% of a streaming read at 64 MiB, doc/performance-history.md). The
-    // pairs replaced a vaddps tree (g - 1 adds, also tripped by +inf
-    // meeting -inf): from the L3 on Zen 4, channels-last 32x64x56x56 axis
-    // 0 went from 58% to 64% of the roofline, 1x128x150x150 axis 1 from
-    // 76% to 80%.
+    // compare per pair of rows into the ordered-lane chains
+    // (track_ordered_pair), tested once per pass (pass()): a pass whose
+    // rows hold a NaN is redone with the NaN-aware max, whose compare per
+    // row holds fewer loads in flight (65% of a streaming read at 64 MiB,
+    // doc/performance-history.md). The pairs replaced a vaddps tree (g - 1
+    // adds, also tripped by +inf meeting -inf): from the L3 on Zen 4,
+    // channels-last 32x64x56x56 axis 0 went from 58% to 64% of the
+    // roofline, 1x128x150x150 axis 1 from 76% to 80%.
     // Junk lanes of a masked tail are zero: ordered, never stored.
-    void group_body_checked(mode m, int g, bool fresh) {
+    void group_body_tracked(mode m, int g, bool fresh) {
         for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
-        vcmpps(k_ord_, v(0), v(g > 1 ? 1 : 0), cmp_ord_q);
-        for (int k = 2; k < g; k += 2) vcmpps(k_ord_ | k_ord_, v(k), v(k + 1), cmp_ord_q);
-        Label l_exact;
-        kortestw(k_ord_, k_ord_);  // CF set: every lane ordered
-        jnc(l_exact, T_NEAR);
+        if (g == 1) track_ordered(0, v(0));
+        for (int k = 0; k + 1 < g; k += 2) track_ordered_pair(k / 2, v(k), v(k + 1));
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vmaxps(v(i), v(i), v(i + w));
         if (fresh) {
             st(m, ptr[reg_pd + reg_to], v(0));
-        } else {
-            // vmaxps returns its second operand when either is NaN: dst's NaN
-            // stays; the rows hold none here.
-            ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
-            vmaxps(v(8), v(0), v(8));
-            st(m, ptr[reg_pd + reg_to], v(8));
+            return;
         }
-        Label l_done;
-        jmp(l_done, T_NEAR);
-        L(l_exact);
-        group_body_exact(m, g, fresh);
-        L(l_done);
+        // vmaxps returns its second operand when either is NaN: the running
+        // max's NaN stays (the rows' are the pass's redo's business).
+        ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
+        vmaxps(v(8), v(0), v(8));
+        st(m, ptr[reg_pd + reg_to], v(8));
     }
 
     // AVX-512, 16-bit lanes: the signed max tree alone is the answer where
