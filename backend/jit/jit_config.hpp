@@ -88,7 +88,9 @@ struct vert_call {
     int64_t n_outer;
     int64_t outer_src_stride;  // bytes
     int64_t outer_dst_stride;  // bytes
-    // vert_tile only, may be null: vert_scratch_bytes at a 4 KiB boundary.
+    // vert_tile only, may be null: at a 4 KiB boundary, the tile's bytes
+    // (min(ncols, tile columns) x dst size) + 4 KiB, at most
+    // vert_scratch_bytes.
     // The tile's passes before its last keep their running max there, at
     // the offset where its lines do not share L1 sets with the lines of
     // the rows being read (design.md, JIT backend).
@@ -99,8 +101,8 @@ struct vert_call {
 // sequential runs for the prefetchers (16 KiB measured 15-30% slower on
 // outer-axis cases), while the dst tile, at most 64 KiB, stays in L2.
 constexpr int vertical_tile_bytes = 64 * 1024;
-// A tile's scratch: the tile and room to place it 2 KiB past its src
-// column in the 4 KiB page pattern.
+// The largest tile scratch: the widest tile and room to place it 2 KiB
+// past its src column in the 4 KiB page pattern.
 constexpr int vert_scratch_bytes = vertical_tile_bytes + 4096;
 
 using jit_fn = void (*)(const void *args);

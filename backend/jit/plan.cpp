@@ -276,7 +276,10 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
             || P.slab_code;
-    P.tile_scratch = tiles && P.rows.n > 4;
+    if (tiles && P.rows.n > 4) {
+        const int64_t widest = P.slab_code ? slab_bytes : P.jd.n * P.esz;
+        P.tile_scratch_bytes = std::min<int64_t>(widest, vertical_tile_bytes) + 4096;
+    }
     if (P.two_level && dst_dense_in_flat_order(P))
         P.combine_code = get_code(tile_config(isa, P.dt, false));
     if (P.two_level) P.name = kernel_name(isa, name_all);

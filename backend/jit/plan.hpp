@@ -104,10 +104,11 @@ struct plan {
     // tile kernel instead of a scalar loop. Null: the scalar loop.
     std::shared_ptr<const generated_code> combine_code;
 
-    // Whether run_range hands the vertical tile kernel (code or slab_code)
-    // a scratch tile (vert_call::scratch): the kernel takes more than one
-    // pass over the rows.
-    bool tile_scratch = false;
+    // The scratch tile (vert_call::scratch) that run_range hands the
+    // vertical tile kernel (code or slab_code) when it takes more than one
+    // pass over the rows: the widest tile it can meet plus room to place
+    // it. 0: none.
+    int64_t tile_scratch_bytes = 0;
 
     const char *name = "";  // static storage
 };

@@ -157,13 +157,14 @@ void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t
     }
 }
 
-// Calls f with the tile scratch the plan's kernels take (plan::tile_scratch)
-// or null: 68 KiB of stack only where a tile kernel uses it.
+// Calls f with the tile scratch the plan's kernels take, at a 4 KiB
+// boundary (plan::tile_scratch_bytes), or null. On the stack, sized for the
+// plan: up to 68 KiB, 20 KiB for 16 KiB of columns (decisions.md, Stack).
 template <typename F>
 void with_tile_scratch(const plan &P, const F &f) {
-    if (!P.tile_scratch) return f(nullptr);
-    alignas(4096) char scratch[vert_scratch_bytes];
-    f(scratch);
+    if (!P.tile_scratch_bytes) return f(nullptr);
+    auto room = reinterpret_cast<uintptr_t>(__builtin_alloca(P.tile_scratch_bytes + 4095));
+    f(reinterpret_cast<void *>((room + 4095) & ~uintptr_t(4095)));
 }
 
 // Outputs [b, e) in the flat order (outer dims, then jd).
@@ -204,7 +205,10 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         } else {
             // The vertical kernel writes contiguous columns: go through a
             // small buffer and scatter along the dst stride.
-            alignas(64) char buf[scatter_bytes];
+            // Placed as the tile scratch is (2 KiB off src in the 4 KiB
+            // pattern): the kernel's last pass writes it.
+            alignas(4096) char buf_room[scatter_bytes + 4096];
+            char *buf = buf_room + ((reinterpret_cast<uintptr_t>(s) + 2048) & (4096 - 64));
             int64_t tile = scatter_bytes / D.dsz;
             const int64_t cn = P.jsub[P.njsub - 1].n;
             // [positions][channels] to channel-major with positions

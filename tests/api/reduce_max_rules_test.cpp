@@ -260,26 +260,40 @@ INSTANTIATE_TEST_SUITE_P(Backends, ReduceMaxApi,
         });
 
 // decisions.md: the thread that calls execute needs 256 KiB of stack. The
-// deepest JIT plan there: two-level (partials on the caller's stack), rows
-// split over 2 threads, each chunk's tiles with their scratch tile.
+// deepest JIT plans there, on 2 threads: two-level (partials on the
+// caller's stack) with tiles and their scratch, and 64K-column tiles with
+// the widest scratch writing an NCHW dst from channels-last src through a
+// transpose buffer.
 TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     const engine eng2(engine::kind::cpu, 0, engine_options {2, "jit"});
-    compiled_partition cp = attr_graph(dt::f32, {256, 4096}, {0}, false).compile(eng2);
-    const auto src = random_bits(dt::f32, 256 * 4096, 17, true);
     struct job {
-        const compiled_partition *cp;
+        compiled_partition cp;
+        std::vector<uint8_t> src;
+        std::vector<int64_t> axes;
+        bool keep;
+    };
+    std::vector<job> jobs;
+    jobs.push_back({attr_graph(dt::f32, {256, 4096}, {0}, false).compile(eng2),
+            random_bits(dt::f32, 256 * 4096, 17, true), {0}, false});
+    reduce_graph cl = attr_graph(dt::f32, {16, 64, 32, 32}, {0}, true);
+    const dims cl_strides {65536, 1, 2048, 64};
+    cl.src = lt(src_id, dt::f32, {16, 64, 32, 32}, cl_strides);
+    cl.dst = lt(dst_id, dt::f32, {1, 64, 32, 32}, ltype::strided);  // NCHW
+    jobs.push_back({cl.compile(eng2),
+            random_bits(dt::f32, span({16, 64, 32, 32}, cl_strides), 19, true), {0}, true});
+    struct ctx {
+        const std::vector<job> *jobs;
         const engine *eng;
-        const std::vector<uint8_t> *src;
-    } j {&cp, &eng2, &src};
+    } c {&jobs, &eng2};
     pthread_attr_t attr;
     ASSERT_EQ(pthread_attr_init(&attr), 0);
     ASSERT_EQ(pthread_attr_setstacksize(&attr, 256 * 1024), 0);
     pthread_t th;
     ASSERT_EQ(pthread_create(&th, &attr, [](void *arg) -> void * {
-        const job &jb = *static_cast<job *>(arg);
-        run_and_check(*jb.cp, *jb.eng, *jb.src, {0}, false);
+        const ctx &cx = *static_cast<ctx *>(arg);
+        for (const job &j : *cx.jobs) run_and_check(j.cp, *cx.eng, j.src, j.axes, j.keep);
         return nullptr;
-    }, &j), 0);
+    }, &c), 0);
     pthread_join(th, nullptr);
     pthread_attr_destroy(&attr);
 }
