@@ -164,7 +164,7 @@ private:
             Label l_clean;
             test_ordered_nan();
             jz(l_clean, T_NEAR);
-            columns([&](mode m) { group_body_exact(m, g, fresh); }, with_p1);
+            columns([&](mode m) { group_body_f32(m, g, fresh, true); }, with_p1);
             L(l_clean);
         }
         lea(reg_p0, ptr[reg_p0 + reg_rs * g]);
@@ -260,48 +260,40 @@ private:
         prefetch_rows(m, g);
         if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
         if (raw16()) return group_body_raw(m, g, fresh);
-        if (is512() && m != mode::scalar) return group_body_tracked(m, g, fresh);
-        group_body_exact(m, g, fresh);
+        group_body_f32(m, g, fresh, !is512() || m == mode::scalar);
     }
 
-    // The same with the NaN-aware max throughout.
-    void group_body_exact(mode m, int g, bool fresh) {
-        for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
-        for (int w = 1; w < g; w *= 2)
-            for (int i = 0; i + w < g; i += 2 * w) nanmax(v(i), v(i + w), v(9));
-        if (fresh) {
-            st(m, ptr[reg_pd + reg_to], v(0));
-            return;
-        }
-        ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
-        nanmax(v(8), v(0), v(9));
-        st(m, ptr[reg_pd + reg_to], v(8));
-    }
-
-    // AVX-512, f32 lanes: a plain vmaxps tree, and beside it one masked
-    // compare per pair of rows into the ordered-lane chains
-    // (track_ordered_pair), tested once per pass (pass()): a pass whose
-    // rows hold a NaN is redone with the NaN-aware max, whose compare per
-    // row holds fewer loads in flight (65% of a streaming read at 64 MiB,
-    // doc/performance-history.md). The pairs replaced a vaddps tree (g - 1
+    // f32 lanes, g rows joined into the running max. exact: the NaN-aware
+    // max throughout. Otherwise (AVX-512) a plain vmaxps tree, and beside
+    // it one masked compare per pair of rows into the ordered-lane chains
+    // (track_ordered_pair), tested once per pass (pass()): only a pass
+    // whose rows hold a NaN is redone exactly. The exact max alone, a
+    // compare per row, held fewer loads in flight (65% of a streaming read
+    // at 64 MiB, doc/performance-history.md). The pairs replaced a vaddps tree (g - 1
     // adds, also tripped by +inf meeting -inf): from the L3 on Zen 4,
     // channels-last 32x64x56x56 axis 0 went from 58% to 64% of the
     // roofline, 1x128x150x150 axis 1 from 76% to 80%.
     // Junk lanes of a masked tail are zero: ordered, never stored.
-    void group_body_tracked(mode m, int g, bool fresh) {
+    void group_body_f32(mode m, int g, bool fresh, bool exact) {
         for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
-        if (g == 1) track_ordered(0, v(0));
-        for (int k = 0; k + 1 < g; k += 2) track_ordered_pair(k / 2, v(k), v(k + 1));
+        if (!exact) {
+            if (g == 1) track_ordered(0, v(0));
+            for (int k = 0; k + 1 < g; k += 2) track_ordered_pair(k / 2, v(k), v(k + 1));
+        }
         for (int w = 1; w < g; w *= 2)
-            for (int i = 0; i + w < g; i += 2 * w) vmaxps(v(i), v(i), v(i + w));
+            for (int i = 0; i + w < g; i += 2 * w) {
+                if (exact) nanmax(v(i), v(i + w), v(9));
+                else vmaxps(v(i), v(i), v(i + w));
+            }
         if (fresh) {
             st(m, ptr[reg_pd + reg_to], v(0));
             return;
         }
+        ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
         // vmaxps returns its second operand when either is NaN: the running
         // max's NaN stays (the rows' are the pass's redo's business).
-        ld(m, v(8), ptr[reg_pd], cfg_.dst_dt);
-        vmaxps(v(8), v(0), v(8));
+        if (exact) nanmax(v(8), v(0), v(9));
+        else vmaxps(v(8), v(0), v(8));
         st(m, ptr[reg_pd + reg_to], v(8));
     }
 
@@ -312,29 +304,15 @@ private:
     // three statistics (group_body_raw); the unsigned min tree is skipped
     // otherwise. Junk lanes of a masked tail (-inf) do not count.
     void group_body_raw_checked(mode m, int g, bool fresh) {
-        auto umax = [&](int i) { return v(8 + i); };
-        const Xmm d = v(16);
         const Opmask k_neg = k_ord_, k_nan = Opmask(1);
-        for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
-        if (g == 1) copy16(umax(0), v(0));
-        for (int i = 0; 2 * i + 1 < g; ++i) vpmaxuw(umax(i), v(2 * i), v(2 * i + 1));
-        for (int w = 1; 2 * w < g; w *= 2)
-            for (int i = 0; i + w < g / 2; i += 2 * w) vpmaxuw(umax(i), umax(i), umax(i + w));
-        for (int w = 1; w < g; w *= 2)
-            for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
-        if (!fresh) {
-            ld16(m, d, ptr[reg_pd]);
-            vpmaxuw(umax(0), umax(0), d);
-            vpmaxsw(v(0), v(0), d);
-        }
+        raw_stats(m, g, fresh, false);
         vpmovw2m(k_neg, v(0));
         if (m == mode::tail) kandd(k_neg, k_neg, k_tail_);
-        vpcmpuw(k_nan, umax(0), c_neg_inf(), 6);  // greater than: a negative NaN
+        vpcmpuw(k_nan, umax16(0), c_neg_inf(), 6);  // greater than: a negative NaN
         Label l_slow, l_done;
         kortestd(k_neg, k_nan);
         jnz(l_slow, T_NEAR);
-        if (m == mode::full) vmovdqu32(ptr[reg_pd + reg_to], v(0));
-        else vmovdqu16(ptr[reg_pd + reg_to] | k_tail_, v(0));
+        store16(m, v(0));
         jmp(l_done, T_NEAR);
         L(l_slow);
         group_body_raw(m, g, fresh);
@@ -364,36 +342,52 @@ private:
     // and no key conversions; the keys took 4 and 5 more per group.
     // AVX2 (4 rows a group): the same in ymm 0-9 and 12-13.
     void group_body_raw(mode m, int g, bool fresh) {
-        auto umax = [&](int i) { return v(is512() ? 8 + i : 4 + i); };
-        auto umin = [&](int i) { return v(is512() ? 12 + i : 6 + i); };
+        raw_stats(m, g, fresh, true);
+        select16(v(0), umin16(0), umax16(0), v(9));
+        store16(m, v(0));
+    }
+
+    // The three statistics' registers (the signed max is v(i)).
+    Xmm umax16(int i) const { return v(is512() ? 8 + i : 4 + i); }
+    Xmm umin16(int i) const { return v(is512() ? 12 + i : 6 + i); }
+
+    // g rows' 16-bit vectors (joined by the running max unless fresh) into
+    // the signed max v(0), the unsigned max umax16(0) and, with_umin, the
+    // unsigned min umin16(0).
+    void raw_stats(mode m, int g, bool fresh, bool with_umin) {
         const Xmm d = v(is512() ? 16 : 8);
         for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
         if (g == 1) {
-            copy16(umax(0), v(0));
-            copy16(umin(0), v(0));
+            copy16(umax16(0), v(0));
+            if (with_umin) copy16(umin16(0), v(0));
         }
         for (int i = 0; 2 * i + 1 < g; ++i) {
-            vpmaxuw(umax(i), v(2 * i), v(2 * i + 1));
-            vpminuw(umin(i), v(2 * i), v(2 * i + 1));
+            vpmaxuw(umax16(i), v(2 * i), v(2 * i + 1));
+            if (with_umin) vpminuw(umin16(i), v(2 * i), v(2 * i + 1));
         }
         for (int w = 1; 2 * w < g; w *= 2)
             for (int i = 0; i + w < g / 2; i += 2 * w) {
-                vpmaxuw(umax(i), umax(i), umax(i + w));
-                vpminuw(umin(i), umin(i), umin(i + w));
+                vpmaxuw(umax16(i), umax16(i), umax16(i + w));
+                if (with_umin) vpminuw(umin16(i), umin16(i), umin16(i + w));
             }
         for (int w = 1; w < g; w *= 2)
             for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
         if (!fresh) {
             ld16(m, d, ptr[reg_pd]);
-            vpmaxuw(umax(0), umax(0), d);
-            vpminuw(umin(0), umin(0), d);
+            vpmaxuw(umax16(0), umax16(0), d);
+            if (with_umin) vpminuw(umin16(0), umin16(0), d);
             vpmaxsw(v(0), v(0), d);
         }
-        select16(v(0), umin(0), umax(0), v(9));
-        if (m == mode::full && is512()) vmovdqu32(ptr[reg_pd + reg_to], v(0));
-        else if (m == mode::full) vmovdqu(ptr[reg_pd + reg_to], v(0));
-        else if (m == mode::tail) vmovdqu16(ptr[reg_pd + reg_to] | k_tail_, v(0));
-        else vpextrw(word[reg_pd + reg_to], Xmm(v(0).getIdx()), 0);
+    }
+
+    // x's 16-bit lanes to this pass's output (the tail's lanes, or AVX2's
+    // one column).
+    void store16(mode m, const Xmm &x) {
+        const Address to = ptr[reg_pd + reg_to];
+        if (m == mode::full && is512()) vmovdqu32(to, x);
+        else if (m == mode::full) vmovdqu(to, x);
+        else if (m == mode::tail) vmovdqu16(to | k_tail_, x);
+        else vpextrw(word[reg_pd + reg_to], Xmm(x.getIdx()), 0);
     }
 };
 
