@@ -82,14 +82,12 @@ protected:
     void reset_ordered() {
         for (int c = 0; c < ord_chains; ++c) kxnorw(k_seen_ord(c), k_seen_ord(c), k_seen_ord(c));
     }
-    // ... track_ordered(c, x) takes x's lanes on chain c ...
-    void track_ordered(int c, const Xbyak::Xmm &x) {
-        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, x, cmp_ord_q);
-    }
-    // ... or x's and y's lanes at once (ordered: neither is NaN) ...
+    // ... track_ordered_pair(c, x, y) takes x's and y's lanes on chain c
+    // at once (ordered: neither is NaN), track_ordered(c, x) x's alone ...
     void track_ordered_pair(int c, const Xbyak::Xmm &x, const Xbyak::Xmm &y) {
         vcmpps(k_seen_ord(c) | k_seen_ord(c), x, y, cmp_ord_q);
     }
+    void track_ordered(int c, const Xbyak::Xmm &x) { track_ordered_pair(c, x, x); }
     // ... and test_ordered_nan() leaves ZF clear (jnz taken) when a lane of
     // any chain saw a NaN. Clobbers the chains.
     void test_ordered_nan() {
