@@ -41,13 +41,11 @@ dims_t any_dst_strides(const dims_t &dims, const logical_tensor &src,
     for (size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::stable_sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return ss[from[a]] > ss[from[b]]; });
-    dims_t strides(dims.size());
-    int64_t acc = 1;
-    for (size_t k = order.size(); k-- > 0;) {
-        strides[order[k]] = acc;
-        if (__builtin_mul_overflow(acc, dims[order[k]] > 0 ? dims[order[k]] : 1, &acc))
-            return dense_strides(dims);  // refused later with a clear message
-    }
+    // Row-major strides of the dims in that order, put back in dst's order.
+    dims_t nested(dims.size()), strides(dims.size());
+    for (size_t k = 0; k < order.size(); ++k) nested[k] = dims[order[k]];
+    const dims_t nested_strides = dense_strides(nested);
+    for (size_t k = 0; k < order.size(); ++k) strides[order[k]] = nested_strides[k];
     return strides;
 }
 
