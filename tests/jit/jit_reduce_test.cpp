@@ -360,8 +360,6 @@ INSTANTIATE_TEST_SUITE_P(All, JitReduce, ::testing::ValuesIn(all_params()),
             return std::string(i.param.isa) + "_" + d;
         });
 
-// Below 1 MiB of src a plan runs inline (one chunk); from 1 MiB on it
-// takes the pool's threads. A two-level plan (reducing C) and an inner one.
 // The plan of p on a pool of 2 threads (a failure to plan fails the test).
 plan plan_on_two(const reduce_problem &p) {
     plan P;
@@ -370,6 +368,8 @@ plan plan_on_two(const reduce_problem &p) {
     return P;
 }
 
+// Below 1 MiB of src a plan runs inline (one chunk); from 1 MiB on it
+// takes the pool's threads. A two-level plan (reducing C) and an inner one.
 TEST(JitPlan, InlineBelowOneMiB) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     auto chunks = [](const dims_t &d, uint32_t mask) {
