@@ -212,6 +212,31 @@ TEST_P(JitColumns, JoinDstAndKeepNaNsInTheirSlice) {
     }
 }
 
+// Passes of 16 rows (AVX-512 f32 reads them skewed, a column per row and
+// step): blocks of 256 columns that start, run and drain the pipeline, the
+// unskewed rest and tail, and one NaN at a time in every row of a pass, in
+// each kind of block, which must not be lost to the plain max.
+TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
+    uint32_t seed = 500;
+    for (int64_t rows : {16, 35}) {
+        for (int64_t ncols : {257, 16 * 16 * 3 + 37}) {
+            for (bool acc : {false, true}) {
+                run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+                if (acc) run(family_t::vert_tile, ncols, rows, acc, {}, {{1, 300 % ncols}}, seed++);
+                // Column c holds the NaN in row c % rows: the first block's
+                // columns, the middle, the last block's, the rest, the tail.
+                std::vector<int64_t> at;
+                for (int64_t c = 0; c < rows; ++c) at.push_back(c);
+                for (int64_t c : {255, 256, 270, 511, 512, 700, 767, 768, 790}) at.push_back(c);
+                for (int64_t c = ncols - rows; c < ncols; ++c) at.push_back(c);
+                for (int64_t c : at)
+                    if (c >= 0 && c < ncols) run(family_t::vert_tile, ncols, rows, acc, {{1, c}}, {}, seed++);
+            }
+        }
+    }
+    run(family_t::vert_tile, 33000, 35, true, {{2, 16400}}, {}, seed++);
+}
+
 INSTANTIATE_TEST_SUITE_P(All, JitColumns,
         ::testing::Combine(::testing::ValuesIn(runnable_isas()),
                 ::testing::Values(data_type::f32, data_type::bf16, data_type::f16)),
