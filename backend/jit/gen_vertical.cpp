@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <deque>
 #include <functional>
 
 namespace crest::impl::jit {
@@ -90,10 +91,11 @@ private:
         vzeroupper();
         pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
         ret();
-        if (max_group() == skew_rows) {
+        if (is512()) {
             L(l_skewed_);
             skewed_blocks();
             ret();
+            if (raw16()) exact_column16();
         }
     }
 
@@ -163,7 +165,7 @@ private:
         mov(reg_to, reg_scr);
         cmp(reg_rows, g);
         cmove(reg_to, reg_tdst);
-        const bool skewed = g == skew_rows;
+        const bool skewed = is512() && g == skew_rows();
         // The skewed blocks always join a running max: a fresh pass gives
         // them row 0 for it (its max with the rows is theirs), so that
         // one copy of the blocks serves every pass.
@@ -236,25 +238,26 @@ private:
         sub(reg_cnt, n);
     }
 
-    // AVX-512 f32: passes of skew_rows rows read them skewed. In step t,
-    // row r reads column vector t - r, so the step's loads lie in 16
-    // different L1 sets even when the rows are a multiple of 4 KiB apart
+    // AVX-512: passes of skew_rows() rows (f32 16, 16-bit 8) read them
+    // skewed. In step t, row r reads column vector t - r, so the step's
+    // loads lie in different L1 sets even when the rows are a multiple of 4 KiB apart
     // (a channels-last batch, a power-of-two row), where 8 rows of one
     // column filled a set and evicted what the prefetchers brought. Column
-    // j gathers its rows in register j % 16 and is done 15 steps after it
-    // began. A C++ model on Zen 4, from the L3, % of a sequential read:
+    // j gathers its rows in register j % 16 (16-bit: j % 8, and its
+    // unsigned max in another) and is done 15 (7) steps after it began. A C++ model on Zen 4, from the L3, % of a sequential read:
     // 32 rows of 784 KiB 72-77% in passes of 8 unskewed, 92-100% skewed
     // by 16; unskewed passes of 16 rows 58-62%.
-    static constexpr int skew_rows = 16;
-    int max_group() const { return is512() && !raw16() ? skew_rows : group(); }
+    // The 16-bit statistics take two registers a column: 8 rows.
+    int skew_rows() const { return raw16() ? 8 : 16; }
+    int max_group() const { return is512() ? skew_rows() : group(); }
     enum class block { first, full, last };
 
-    // Whole blocks of skew_rows vectors of columns, if the tile has one:
+    // Whole blocks of skew_rows() vectors of columns, if the tile has one:
     // a first block that starts the pipeline, full blocks, and a last that
     // drains it; the pointers end past the blocks, reg_cnt counts the rest.
     void skewed_blocks() {
-        const int cols = skew_rows * step();
-        const int nb = skew_rows / half();
+        const int cols = skew_rows() * step();
+        const int nb = skew_rows() / half();
         Label l_none, l_full, l_last;
         cmp(reg_cnt, cols);
         jl(l_none, T_NEAR);
@@ -271,21 +274,24 @@ private:
         L(l_none);
     }
 
-    // skew_rows steps from the pointers' column t0 (a multiple of
-    // skew_rows vectors): row r reads vector t0 + i - r, which the first
-    // block lacks for r > i and the last block (i < skew_rows - 1) already
+    // skew_rows() steps from the pointers' column t0 (a multiple of
+    // skew_rows() vectors): row r reads vector t0 + i - r, which the first
+    // block lacks for r > i and the last block (i < skew_rows() - 1) already
     // read for r <= i. A column's first row loads into its register, the
     // others go through a temporary, paired for the NaN check (pass()).
     void skewed_block(block b) {
-        const int W = skew_rows, vbytes = step() * ssz();
-        const Xmm running = v(31);
+        const int W = skew_rows(), vbytes = step() * ssz();
         for (int i = 0; i < (b == block::last ? W - 1 : W); ++i) {
-            int pending = -1, pair = 0;  // a checked load waiting for its pair
+            int pending = -1, pair = 0;  // f32: a load waiting for its pair
             for (int r = 0; r < W; ++r) {
                 if ((b == block::first && r > i) || (b == block::last && r <= i)) continue;
                 const int slot = ((i - r) % W + W) % W;
                 const Address a = row(r, (i - r) * vbytes);
                 if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead_bytes));
+                if (raw16()) {
+                    skewed_load16(slot, r, a);
+                    continue;
+                }
                 const Xmm x = r == 0 ? v(slot) : v(16 + r % 15);
                 vmovups(x, a);
                 if (pending < 0) {
@@ -301,12 +307,89 @@ private:
             // Column t0 + i - (W - 1) has all its rows.
             const int slot = (i + 1) % W;
             const int disp = (i - (W - 1)) * step() * dsz();
+            if (raw16()) {
+                skewed_done16(slot, disp);
+                continue;
+            }
+            const Xmm running = v(31);
             vmovups(running, ptr[reg_pd + disp]);
             // The running max's NaN stays (vmaxps returns its second
             // operand when either is NaN).
             vmaxps(v(slot), v(slot), running);
             vmovups(ptr[reg_pd + reg_to + disp], v(slot));
         }
+    }
+
+    // 16-bit skewed columns keep the signed max in v(slot) and the
+    // unsigned max in v(8 + slot); the answer is the signed max unless a
+    // lane saw only negatives or a negative NaN (group_body_raw_checked).
+    Xmm umax_slot(int slot) const { return v(8 + slot); }
+    void skewed_load16(int slot, int r, const Address &a) {
+        if (r == 0) {
+            vmovdqu32(v(slot), a);
+            vmovdqa32(umax_slot(slot), v(slot));
+            return;
+        }
+        const Xmm x = v(16 + r);
+        vmovdqu32(x, a);
+        vpmaxsw(v(slot), v(slot), x);
+        vpmaxuw(umax_slot(slot), umax_slot(slot), x);
+    }
+    // The column at disp (src and running max alike: 64 bytes a vector)
+    // joins the running max; a lane of negatives only or a negative NaN
+    // sends it to exact_column16 out of line.
+    void skewed_done16(int slot, int disp) {
+        const Xmm running = v(25);
+        const Opmask k_neg = k_ord_, k_nan = Opmask(1);
+        vmovdqu32(running, ptr[reg_pd + disp]);
+        vpmaxsw(v(slot), v(slot), running);
+        vpmaxuw(umax_slot(slot), umax_slot(slot), running);
+        vpmovw2m(k_neg, v(slot));
+        vpcmpuw(k_nan, umax_slot(slot), c_neg_inf(), 6);  // greater than: a negative NaN
+        slow16_.emplace_back();
+        slow16_stub &st = slow16_.back();
+        st.disp = disp;
+        kortestd(k_neg, k_nan);
+        jnz(st.slow, T_NEAR);
+        vmovdqu32(ptr[reg_pd + reg_to + disp], v(slot));
+        L(st.back);
+    }
+
+    // The out-of-line ends of skewed_done16: the pointers move to the
+    // column, exact_column16 writes it, and they move back.
+    struct slow16_stub {
+        Label slow, back;
+        int disp = 0;
+    };
+    std::deque<slow16_stub> slow16_;
+
+    // After the skewed subroutine: the stubs, then exact_column16 itself,
+    // which takes the column at [p0], [p1] (rows) and [reg_pd] (running
+    // max) with the three statistics (group_body_raw), in registers the
+    // skewed blocks leave alone.
+    void exact_column16() {
+        Label l_exact;
+        for (auto &st : slow16_) {
+            L(st.slow);
+            for (const Reg64 &r : {reg_p0, reg_p1, reg_pd}) add(r, st.disp);
+            call(l_exact);
+            for (const Reg64 &r : {reg_p0, reg_p1, reg_pd}) sub(r, st.disp);
+            jmp(st.back, T_NEAR);
+        }
+        L(l_exact);
+        const Xmm smax = v(29), umax = v(30), umin = v(31), x = v(27);
+        vmovdqu32(smax, ptr[reg_pd]);
+        vmovdqa32(umax, smax);
+        vmovdqa32(umin, smax);
+        for (int r = 0; r < skew_rows(); ++r) {
+            vmovdqu32(x, row(r));
+            vpmaxsw(smax, smax, x);
+            vpmaxuw(umax, umax, x);
+            vpminuw(umin, umin, x);
+        }
+        select16(smax, umin, umax, x);
+        vmovdqu32(ptr[reg_pd + reg_to], smax);
+        ret();
     }
 
     void ld(mode m, const Xmm &x, const Address &a, data_type dt) {
