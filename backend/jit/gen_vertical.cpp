@@ -91,7 +91,7 @@ private:
         vzeroupper();
         pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
         ret();
-        if (is512()) {
+        if (skews()) {
             L(l_skewed_);
             skewed_blocks();
             ret();
@@ -165,16 +165,14 @@ private:
         mov(reg_to, reg_scr);
         cmp(reg_rows, g);
         cmove(reg_to, reg_tdst);
-        const bool skewed = is512() && g == skew_rows();
+        const bool skewed = skews() && g == skew_rows();
         // The skewed blocks always join a running max: a fresh pass gives
         // them row 0 for it (its max with the rows is theirs), so that
         // one copy of the blocks serves every pass.
         if (skewed && fresh) mov(reg_from, reg_p0);
         sub(reg_to, reg_from);
         const int nb = (g + half() - 1) / half();
-        if (nb > 1) lea(reg_p1, ptr[reg_p0 + reg_rs * half()]);
-        if (nb > 2) lea(reg_p2, ptr[reg_p0 + reg_rs * 8]);
-        if (nb > 3) lea(reg_p3, ptr[reg_p2 + reg_rs * 4]);
+        for (int b = 1; b < nb; ++b) lea(base(b), ptr[base(b - 1) + reg_rs * half()]);
         const bool checked = is512() && !raw16();
         if (checked) reset_ordered();
         columns([&](mode m) { group_body(m, g, fresh); }, nb,
@@ -247,9 +245,11 @@ private:
     // unsigned max in another) and is done 15 (7) steps after it began. A C++ model on Zen 4, from the L3, % of a sequential read:
     // 32 rows of 784 KiB 72-77% in passes of 8 unskewed, 92-100% skewed
     // by 16; unskewed passes of 16 rows 58-62%.
-    // The 16-bit statistics take two registers a column: 8 rows.
-    int skew_rows() const { return raw16() ? 8 : 16; }
-    int max_group() const { return is512() ? skew_rows() : group(); }
+    // The 16-bit statistics take two registers a column, AVX2 has 16
+    // registers: 8 rows. AVX2's 16-bit tiles (4 rows) are not skewed.
+    bool skews() const { return is512() || !raw16(); }
+    int skew_rows() const { return is512() && !raw16() ? 16 : 8; }
+    int max_group() const { return skews() ? skew_rows() : group(); }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:
@@ -292,6 +292,13 @@ private:
                     skewed_load16(slot, r, a);
                     continue;
                 }
+                if (!is512()) {
+                    // AVX2: the NaN-aware max itself, no check to redo.
+                    const Xmm x = r == 0 ? v(slot) : v(8 + r % 2);
+                    vmovups(x, a);
+                    if (r > 0) nanmax(v(slot), x, v(10 + r % 2));
+                    continue;
+                }
                 const Xmm x = r == 0 ? v(slot) : v(16 + r % 15);
                 vmovups(x, a);
                 if (pending < 0) {
@@ -311,11 +318,12 @@ private:
                 skewed_done16(slot, disp);
                 continue;
             }
-            const Xmm running = v(31);
+            const Xmm running = v(is512() ? 31 : 12);
             vmovups(running, ptr[reg_pd + disp]);
             // The running max's NaN stays (vmaxps returns its second
             // operand when either is NaN).
-            vmaxps(v(slot), v(slot), running);
+            if (is512()) vmaxps(v(slot), v(slot), running);
+            else nanmax(v(slot), running, v(13));
             vmovups(ptr[reg_pd + reg_to + disp], v(slot));
         }
     }
