@@ -1,0 +1,219 @@
+// The `vertical` family's generator (gen_vertical.cpp, its skewed blocks in
+// gen_vertical_skew.cpp): the kept group is innermost and contiguous, the
+// reduced rows lie outside it. Columns go in tiles of
+// vertical_tile_cols(cfg_); the running max is kept in a tile (exact in any
+// dtype, the max being an input): the dst tile, or a scratch tile until the
+// last pass (vert_call::scratch). It stays in L1/L2 while 16 (f32 AVX-512),
+// 8 (16-bit AVX-512, f32 AVX2) or 4 (16-bit AVX2) rows at a time stream
+// through, so every src read is a long sequential run.
+#pragma once
+
+#include <deque>
+#include <functional>
+
+#include "backend/jit/jit_generator.hpp"
+
+namespace crest::impl::jit {
+
+class vertical_generator : public jit_generator {
+public:
+    using jit_generator::jit_generator;
+
+private:
+    using Reg64 = Xbyak::Reg64;
+    using Label = Xbyak::Label;
+    using Xmm = Xbyak::Xmm;
+    using Address = Xbyak::Address;
+
+    const Reg64 reg_args = rdi;
+    const Reg64 reg_src = rsi;    // current outer block, column 0
+    const Reg64 reg_dst = rdx;
+    const Reg64 reg_outer = rcx;  // outer blocks left
+    const Reg64 reg_p0 = r8;      // row r, current column
+    const Reg64 reg_p1 = r9;      // row r + half(), current column
+    const Reg64 reg_pd = r10;     // the running max (reg_from), current column
+    const Reg64 reg_cnt = r11;    // columns left in the tile
+    const Reg64 reg_rs = rbx;     // row stride, bytes
+    const Reg64 reg_tsrc = r12;   // tile start in row 0
+    const Reg64 reg_tdst = r13;   // tile start in dst
+    const Reg64 reg_left = r14;   // columns left in the outer block
+    const Reg64 reg_tcols = r15;  // columns of this tile
+    const Reg64 reg_rows = rbp;   // rows left
+    // Inside tile(), where the three registers they alias are saved:
+    const Reg64 reg_scr = r12;    // the scratch tile, or reg_tdst without one
+    const Reg64 reg_from = r14;   // the running max so far: dst tile, then scratch
+    const Reg64 reg_to = rcx;     // this pass writes [reg_pd + reg_to]
+    const Reg64 reg_p2 = rsi;     // row r + 2 * half() (passes of 16, AVX2 8)
+    const Reg64 reg_p3 = rdx;     // row r + 3 * half()
+
+    enum class mode { full, tail, scalar };
+    Label l_skewed_;  // skewed_blocks(), a subroutine of the full passes
+
+    Xmm v(int i) const { return vmm(i); }
+    // Columns per step: a vector of f32 lanes, or of 16-bit elements.
+    int step() const { return raw16() ? vlen16() : vlen(); }
+
+    void generate() override;
+
+    // One tile: rows go in passes of max_group() rows (then halves of it
+    // for the rest), each a single round trip through the running max.
+    // Unless accumulating, the first pass writes without reading it.
+    void tile();
+
+    // g rows from reg_p0 over the whole tile, then reg_p0 moves past them.
+    // The last pass (no rows left after it) writes the dst tile, the others
+    // the scratch tile; all but the first read the scratch.
+    void pass(int g, bool fresh);
+
+    // Walks the columns of the tile from the nb row pointers (reg_p0, p1,
+    // p2, p3), restoring them afterwards. skewed, when given, first takes
+    // whole blocks of columns (skewed_blocks) and body the rest.
+    void columns(const std::function<void(mode)> &body, int nb,
+            const std::function<void()> &skewed);
+
+    // The nb row pointers and the running max move n columns on; reg_cnt
+    // counts them off (flags set by that sub).
+    void advance(int nb, int n);
+
+    // Full passes of skew_rows() rows (f32 AVX-512 16; 16-bit AVX-512 and
+    // f32 AVX2 8) read them skewed: in step t, row r reads column vector
+    // t - r, so the step's loads lie in different L1 sets even when the
+    // rows are a multiple of 4 KiB apart (a channels-last batch, a
+    // power-of-two row), where 8 rows of one column filled a set and
+    // evicted what the prefetchers brought. Column j gathers its rows in
+    // register j % W (16-bit: and its unsigned max in another) and is done
+    // W - 1 steps after it began. A C++ model on Zen 4, from the L3, % of a
+    // sequential read, 32 rows of 784 KiB: 72-77% in straight passes of 8,
+    // 58-62% in straight passes of 16, 92-100% skewed by 16. The 16-bit
+    // statistics take two registers a column and AVX2 has 16 registers:
+    // 8 rows there. AVX2's 16-bit tiles (4 rows) go straight.
+    bool skews() const { return is512() || !raw16(); }
+    int skew_rows() const { return is512() && !raw16() ? 16 : 8; }
+    int max_group() const { return skews() ? skew_rows() : group(); }
+    enum class block { first, full, last };
+
+    // Whole blocks of skew_rows() vectors of columns, if the tile has one:
+    // a first block that starts the pipeline, full blocks, and a last that
+    // drains it; the pointers end past the blocks, reg_cnt counts the rest.
+    void skewed_blocks();
+
+    // skew_rows() steps from the pointers' column t0 (a multiple of
+    // skew_rows() vectors): row r reads vector t0 + i - r, which the first
+    // block lacks for r > i and the last block (i < skew_rows() - 1) already
+    // read for r <= i. A column's first row loads into its register, the
+    // others go through a temporary, paired for the NaN check (pass()).
+    void skewed_block(block b);
+
+    // 16-bit skewed columns keep the signed max in v(slot) and the
+    // unsigned max in v(8 + slot); the answer is the signed max unless a
+    // lane saw only negatives or a negative NaN (group_body_raw_checked).
+    Xmm umax_slot(int slot) const { return v(8 + slot); }
+    void skewed_load16(int slot, int r, const Address &a);
+    // The column at disp (src and running max alike: 64 bytes a vector)
+    // joins the running max; a lane of negatives only or a negative NaN
+    // sends it to exact_column16 out of line.
+    void skewed_done16(int slot, int disp);
+
+    // The out-of-line ends of skewed_done16: the pointers move to the
+    // column, exact_column16 writes it, and they move back.
+    struct slow16_stub {
+        Label slow, back;
+        int disp = 0;
+    };
+    std::deque<slow16_stub> slow16_;
+
+    // After the skewed subroutine: the stubs, then exact_column16 itself,
+    // which takes the column at [p0], [p1] (rows) and [reg_pd] (running
+    // max) with the three statistics (group_body_raw), in registers the
+    // skewed blocks leave alone.
+    void exact_column16();
+
+    void ld(mode m, const Xmm &x, const Address &a, data_type dt);
+    void st(mode m, const Address &a, const Xmm &x);
+
+    // Rows per straight group: 8 with AVX-512 (rax holds 3 * row stride),
+    // 4 with AVX2 (whose scalar tail needs eax). Larger groups halve the
+    // round trips per src vector. Each row pointer (base()) reaches
+    // half() rows.
+    int group() const { return is512() ? 8 : 4; }
+    int half() const { return group() / 2; }
+
+    Reg64 base(int b) const {
+        const Reg64 bases[] = {reg_p0, reg_p1, reg_p2, reg_p3};
+        return bases[b];
+    }
+    Address row(int k, int disp = 0) const {
+        const Reg64 base = this->base(k / half());
+        switch (k % half()) {
+            case 0: return ptr[base + disp];
+            case 1: return ptr[base + reg_rs + disp];
+            case 2: return ptr[base + reg_rs * 2 + disp];
+            default: return ptr[base + rax + disp];
+        }
+    }
+
+    // With cfg_.prefetch (src at least the L3's size, plan.cpp) each row
+    // of a full step prefetches its line 2 KiB ahead into L2: 8 rows one stride
+    // apart are more streams than the hardware prefetchers keep up with.
+    // AMD Zen 4, % of the roofline, medians of 3-5 interleaved runs: from
+    // memory it helps (f32 4096x4096 axis 2 90 -> 92%, 64x64x64x64 axis 1
+    // 89 -> 94%; prefetcht0 cost 10-40% there), from the L3 it costs
+    // (1x128x150x150 axis 1 78 -> 69%, channels-last 32x64x56x56 axis 0
+    // 80 -> 75%, 8x64x64x64 axis 1 58 -> 51%). Past the tile's end the
+    // line is the next tile's or the next row's, read soon after.
+    void prefetch_rows(mode m, int g);
+
+    // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.
+    // Junk lanes of a masked tail are zero and never stored.
+    void group_body(mode m, int g, bool fresh);
+
+    // f32 lanes, g rows joined into the running max. exact: the NaN-aware
+    // max throughout. Otherwise (AVX-512) a plain vmaxps tree, and beside
+    // it one masked compare per pair of rows into the ordered-lane chains
+    // (track_ordered_pair), tested once per pass (pass()): only a pass
+    // whose rows hold a NaN is redone exactly. The exact max alone, a
+    // compare per row, held fewer loads in flight (65% of a streaming read
+    // at 64 MiB, doc/performance-history.md). The pairs replaced a vaddps tree (g - 1
+    // adds, also tripped by +inf meeting -inf): from the L3 on Zen 4,
+    // channels-last 32x64x56x56 axis 0 went from 58% to 64% of the
+    // roofline, 1x128x150x150 axis 1 from 76% to 80%.
+    // Junk lanes of a masked tail are zero: ordered, never stored.
+    void group_body_f32(mode m, int g, bool fresh, bool exact);
+
+    // AVX-512, 16-bit lanes: the signed max tree alone is the answer where
+    // a lane saw a value >= +0 and no negative NaN (whose bits, above
+    // -inf's as unsigned, an unsigned max tree shows). Only a step with a
+    // lane of negatives only, or a negative NaN, redoes its rows with the
+    // three statistics (group_body_raw); the unsigned min tree is skipped
+    // otherwise. Junk lanes of a masked tail (-inf) do not count.
+    void group_body_raw_checked(mode m, int g, bool fresh);
+
+    // A vector of each row in 16-bit lanes; a tail keeps -inf past the
+    // tile's end (not NaN, no effect on the max) and stores only its lanes;
+    // AVX2's one-column steps broadcast the element.
+    void ld16(mode m, const Xmm &x, const Address &a);
+
+    // bf16/f16 on the raw 16-bit bits, as the inner rows (design.md): a
+    // signed max tree is the max where a lane saw a value >= +0 (positive
+    // NaNs win it), an unsigned min tree the max where it saw only
+    // negatives, and an unsigned max tree above -inf's bits shows a
+    // negative NaN, which turns the lane into the quiet NaN. 3 ops per row
+    // and no key conversions; the keys took 4 and 5 more per group.
+    // AVX2 (4 rows a group): the same in ymm 0-9 and 12-13.
+    void group_body_raw(mode m, int g, bool fresh);
+
+    // The three statistics' registers (the signed max is v(i)).
+    Xmm umax16(int i) const { return v(is512() ? 8 + i : 4 + i); }
+    Xmm umin16(int i) const { return v(is512() ? 12 + i : 6 + i); }
+
+    // g rows' 16-bit vectors (joined by the running max unless fresh) into
+    // the signed max v(0), the unsigned max umax16(0) and, with_umin, the
+    // unsigned min umin16(0).
+    void raw_stats(mode m, int g, bool fresh, bool with_umin);
+
+    // x's 16-bit lanes to this pass's output (the tail's lanes, or AVX2's
+    // one column).
+    void store16(mode m, const Xmm &x);
+};
+
+} // namespace crest::impl::jit

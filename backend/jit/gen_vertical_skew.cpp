@@ -1,0 +1,132 @@
+// The vertical tiles' skewed blocks (gen_vertical.hpp, skew_rows()): a
+// subroutine of the kernel that every full pass calls, and for bf16/f16 the
+// out-of-line exact columns.
+#include "backend/jit/gen_vertical.hpp"
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+void vertical_generator::skewed_blocks() {
+    const int cols = skew_rows() * step();
+    const int nb = skew_rows() / half();
+    Label l_none, l_full, l_last;
+    cmp(reg_cnt, cols);
+    jl(l_none, T_NEAR);
+    skewed_block(block::first);
+    advance(nb, cols);
+    L(l_full);
+    cmp(reg_cnt, cols);
+    jl(l_last, T_NEAR);
+    skewed_block(block::full);
+    advance(nb, cols);
+    jmp(l_full, T_NEAR);
+    L(l_last);
+    skewed_block(block::last);
+    L(l_none);
+}
+
+void vertical_generator::skewed_block(block b) {
+    const int W = skew_rows(), vbytes = step() * ssz();
+    for (int i = 0; i < (b == block::last ? W - 1 : W); ++i) {
+        int pending = -1, pair = 0;  // f32: a load waiting for its pair
+        for (int r = 0; r < W; ++r) {
+            if ((b == block::first && r > i) || (b == block::last && r <= i)) continue;
+            const int slot = ((i - r) % W + W) % W;
+            const Address a = row(r, (i - r) * vbytes);
+            if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead_bytes));
+            if (raw16()) {
+                skewed_load16(slot, r, a);
+                continue;
+            }
+            if (!is512()) {
+                // AVX2: the NaN-aware max itself, no check to redo.
+                const Xmm x = r == 0 ? v(slot) : v(8 + r % 2);
+                vmovups(x, a);
+                if (r > 0) nanmax(v(slot), x, v(10 + r % 2));
+                continue;
+            }
+            const Xmm x = r == 0 ? v(slot) : v(16 + r % 15);
+            vmovups(x, a);
+            if (pending < 0) {
+                pending = x.getIdx();
+            } else {
+                track_ordered_pair(pair++, Zmm(pending), x);
+                pending = -1;
+            }
+            if (r > 0) vmaxps(v(slot), v(slot), x);
+        }
+        if (pending >= 0) track_ordered(pair, Zmm(pending));
+        if (b == block::first && i < W - 1) continue;
+        // Column t0 + i - (W - 1) has all its rows.
+        const int slot = (i + 1) % W;
+        const int disp = (i - (W - 1)) * step() * dsz();
+        if (raw16()) {
+            skewed_done16(slot, disp);
+            continue;
+        }
+        const Xmm running = v(is512() ? 31 : 12);
+        vmovups(running, ptr[reg_pd + disp]);
+        // The running max's NaN stays (vmaxps returns its second
+        // operand when either is NaN).
+        if (is512()) vmaxps(v(slot), v(slot), running);
+        else nanmax(v(slot), running, v(13));
+        vmovups(ptr[reg_pd + reg_to + disp], v(slot));
+    }
+}
+
+void vertical_generator::skewed_load16(int slot, int r, const Address &a) {
+    if (r == 0) {
+        vmovdqu32(v(slot), a);
+        vmovdqa32(umax_slot(slot), v(slot));
+        return;
+    }
+    const Xmm x = v(16 + r);
+    vmovdqu32(x, a);
+    vpmaxsw(v(slot), v(slot), x);
+    vpmaxuw(umax_slot(slot), umax_slot(slot), x);
+}
+
+void vertical_generator::skewed_done16(int slot, int disp) {
+    const Xmm running = v(25);
+    const Opmask k_neg = k_ord_, k_nan = Opmask(1);
+    vmovdqu32(running, ptr[reg_pd + disp]);
+    vpmaxsw(v(slot), v(slot), running);
+    vpmaxuw(umax_slot(slot), umax_slot(slot), running);
+    vpmovw2m(k_neg, v(slot));
+    vpcmpuw(k_nan, umax_slot(slot), c_neg_inf(), 6);  // greater than: a negative NaN
+    slow16_.emplace_back();
+    slow16_stub &st = slow16_.back();
+    st.disp = disp;
+    kortestd(k_neg, k_nan);
+    jnz(st.slow, T_NEAR);
+    vmovdqu32(ptr[reg_pd + reg_to + disp], v(slot));
+    L(st.back);
+}
+
+void vertical_generator::exact_column16() {
+    Label l_exact;
+    for (auto &st : slow16_) {
+        L(st.slow);
+        for (const Reg64 &r : {reg_p0, reg_p1, reg_pd}) add(r, st.disp);
+        call(l_exact);
+        for (const Reg64 &r : {reg_p0, reg_p1, reg_pd}) sub(r, st.disp);
+        jmp(st.back, T_NEAR);
+    }
+    L(l_exact);
+    const Xmm smax = v(29), umax = v(30), umin = v(31), x = v(27);
+    vmovdqu32(smax, ptr[reg_pd]);
+    vmovdqa32(umax, smax);
+    vmovdqa32(umin, smax);
+    for (int r = 0; r < skew_rows(); ++r) {
+        vmovdqu32(x, row(r));
+        vpmaxsw(smax, smax, x);
+        vpmaxuw(umax, umax, x);
+        vpminuw(umin, umin, x);
+    }
+    select16(smax, umin, umax, x);
+    vmovdqu32(ptr[reg_pd + reg_to], smax);
+    ret();
+}
+
+} // namespace crest::impl::jit
