@@ -127,9 +127,30 @@ void vertical_generator::pass(int g, bool fresh) {
     const int nb = (g + half() - 1) / half();
     for (int b = 1; b < nb; ++b) lea(base(b), ptr[base(b - 1) + reg_rs * half()]);
     const bool checked = is512() && !raw16();
+    const bool chains16 = skewed && raw16();
     if (checked) reset_ordered();
+    if (chains16)
+        for (int c = 0; c < 4; ++c) zero16(umax_chain(c));
     columns([&](mode m) { group_body(m, g, fresh); }, nb,
             skewed ? std::function<void()>([&] { call(l_skewed_); }) : nullptr);
+    if (chains16) {
+        // A negative NaN in the skewed blocks' rows: the pass again, exactly
+        // (the rows are unchanged, and a running max the pass wrote over
+        // lacks at most their NaNs; a negative NaN running max went to
+        // exact_column16).
+        Label l_clean;
+        vpmaxuw(umax_chain(0), umax_chain(0), umax_chain(1));
+        vpmaxuw(umax_chain(2), umax_chain(2), umax_chain(3));
+        vpmaxuw(umax_chain(0), umax_chain(0), umax_chain(2));
+        vpcmpuw(k_ord_, umax_chain(0), c_neg_inf(), 6);  // greater than: a negative NaN
+        kortestd(k_ord_, k_ord_);
+        jz(l_clean, T_NEAR);
+        columns([&](mode m) {
+            group_body_raw(m, 8, fresh);
+            group_body_raw(m, 8, false, true);
+        }, nb, nullptr);
+        L(l_clean);
+    }
     if (checked) {
         // A NaN in the pass's rows: the pass again, exactly. It reads
         // the same running max (or, where it wrote over it, a max that
@@ -203,6 +224,13 @@ void vertical_generator::prefetch_rows(mode m, int g) {
 
 void vertical_generator::group_body(mode m, int g, bool fresh) {
     prefetch_rows(m, g);
+    if (raw16() && g > 8) {
+        // AVX-512, a 16-row pass: two groups of 8, the second joining the
+        // first's output.
+        group_body_raw_checked(m, 8, fresh);
+        group_body_raw_checked(m, 8, false, true);
+        return;
+    }
     if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
     if (raw16()) return group_body_raw(m, g, fresh);
     group_body_f32(m, g, fresh, !is512() || m == mode::scalar);
@@ -233,9 +261,9 @@ void vertical_generator::group_body_f32(mode m, int g, bool fresh, bool exact) {
     st(m, ptr[reg_pd + reg_to], run);
 }
 
-void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh) {
+void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool upper) {
     const Opmask k_neg = k_ord_, k_nan = Opmask(1);
-    raw_stats(m, g, fresh, false);
+    raw_stats(m, g, fresh, false, upper);
     vpmovw2m(k_neg, v(0));
     if (m == mode::tail) kandd(k_neg, k_neg, k_tail_);
     vpcmpuw(k_nan, umax16(0), c_neg_inf(), 6);  // greater than: a negative NaN
@@ -245,7 +273,7 @@ void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh) {
     store16(m, v(0));
     jmp(l_done, T_NEAR);
     L(l_slow);
-    group_body_raw(m, g, fresh);
+    group_body_raw(m, g, fresh, upper);
     L(l_done);
 }
 
@@ -261,15 +289,15 @@ void vertical_generator::ld16(mode m, const Xmm &x, const Address &a) {
     }
 }
 
-void vertical_generator::group_body_raw(mode m, int g, bool fresh) {
-    raw_stats(m, g, fresh, true);
+void vertical_generator::group_body_raw(mode m, int g, bool fresh, bool upper) {
+    raw_stats(m, g, fresh, true, upper);
     select16(v(0), umin16(0), umax16(0), v(9));
     store16(m, v(0));
 }
 
-void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin) {
+void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin, bool upper) {
     const Xmm d = v(is512() ? 16 : 8);
-    for (int k = 0; k < g; ++k) ld16(m, v(k), row(k));
+    for (int k = 0; k < g; ++k) ld16(m, v(k), row(upper ? 8 + k : k));
     if (g == 1) {
         copy16(umax16(0), v(0));
         if (with_umin) copy16(umin16(0), v(0));
@@ -286,7 +314,7 @@ void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin) {
     for (int w = 1; w < g; w *= 2)
         for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
     if (!fresh) {
-        ld16(m, d, ptr[reg_pd]);
+        ld16(m, d, upper ? ptr[reg_pd + reg_to] : ptr[reg_pd]);
         vpmaxuw(umax16(0), umax16(0), d);
         if (with_umin) vpminuw(umin16(0), umin16(0), d);
         vpmaxsw(v(0), v(0), d);

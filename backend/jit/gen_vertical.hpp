@@ -3,9 +3,9 @@
 // reduced rows lie outside it. Columns go in tiles of
 // vertical_tile_cols(cfg_); the running max is kept in a tile (exact in any
 // dtype, the max being an input): the dst tile, or a scratch tile until the
-// last pass (vert_call::scratch). It stays in L1/L2 while 16 (f32 AVX-512),
-// 8 (16-bit AVX-512, f32 AVX2) or 4 (16-bit AVX2) rows at a time stream
-// through, so every src read is a long sequential run.
+// last pass (vert_call::scratch). It stays in L1/L2 while 16 (AVX-512), 8
+// (f32 AVX2) or 4 (16-bit AVX2) rows at a time stream through, so every src
+// read is a long sequential run.
 #pragma once
 
 #include <deque>
@@ -75,20 +75,19 @@ private:
     // counts them off (flags set by that sub).
     void advance(int nb, int n);
 
-    // Full passes of skew_rows() rows (f32 AVX-512 16; 16-bit AVX-512 and
-    // f32 AVX2 8) read them skewed: in step t, row r reads column vector
+    // Full passes of skew_rows() rows (AVX-512 16, f32 AVX2 8) read them
+    // skewed: in step t, row r reads column vector
     // t - r, so the step's loads lie in different L1 sets even when the
     // rows are a multiple of 4 KiB apart (a channels-last batch, a
     // power-of-two row), where 8 rows of one column filled a set and
     // evicted what the prefetchers brought. Column j gathers its rows in
-    // register j % W (16-bit: and its unsigned max in another) and is done
-    // W - 1 steps after it began. A C++ model on Zen 4, from the L3, % of a
-    // sequential read, 32 rows of 784 KiB: 72-77% in straight passes of 8,
-    // 58-62% in straight passes of 16, 92-100% skewed by 16. The 16-bit
-    // statistics take two registers a column and AVX2 has 16 registers:
-    // 8 rows there. AVX2's 16-bit tiles (4 rows) go straight.
+    // register j % W and is done W - 1 steps after it began. A C++ model on
+    // Zen 4, from the L3, % of a sequential read, 32 rows of 784 KiB: 72-77%
+    // in straight passes of 8, 58-62% in straight passes of 16, 92-100%
+    // skewed by 16. AVX2 has 16 registers: 8 rows there; its 16-bit tiles
+    // (4 rows) go straight.
     bool skews() const { return is512() || !raw16(); }
-    int skew_rows() const { return is512() && !raw16() ? 16 : 8; }
+    int skew_rows() const { return is512() ? 16 : 8; }
     int max_group() const { return skews() ? skew_rows() : group(); }
     enum class block { first, full, last };
 
@@ -104,18 +103,23 @@ private:
     // others go through a temporary, paired for the NaN check (pass()).
     void skewed_block(block b);
 
-    // 16-bit skewed columns keep the signed max in v(slot) and the
-    // unsigned max in v(8 + slot); the answer is the signed max unless a
-    // lane saw only negatives or a negative NaN (group_body_raw_checked).
-    Xmm umax_slot(int slot) const { return v(8 + slot); }
+    // 16-bit skewed columns keep the signed max in v(slot); the rows'
+    // unsigned max goes into the pass's umax_chain()s, tested after the
+    // pass (a negative NaN redoes the pass exactly). The answer is the
+    // signed max unless a lane saw only negatives (or the running max is
+    // a negative NaN): then the column is redone alone.
+    Xmm umax_chain(int c) const {
+        const int regs[] = {24, 25, 27, 29};  // past the temporaries, around the constants
+        return v(regs[c]);
+    }
     void skewed_load16(int slot, int r, const Address &a);
     // The column at disp (src and running max alike: 64 bytes a vector)
-    // joins the running max; a lane of negatives only or a negative NaN
-    // sends it to exact_column16 out of line.
+    // joins the running max; a lane of negatives only, or a negative NaN
+    // as running max, sends it to exact_column16 out of line.
     void skewed_done16(int slot, int disp);
 
-    // The out-of-line ends of skewed_done16: the pointers move to the
-    // column, exact_column16 writes it, and they move back.
+    // The out-of-line ends of skewed_done16: each calls exact_column16
+    // with its column's offset, then jumps back.
     struct slow16_stub {
         Label slow, back;
         int disp = 0;
@@ -123,9 +127,9 @@ private:
     std::deque<slow16_stub> slow16_;
 
     // After the skewed subroutine: the stubs, then exact_column16 itself,
-    // which takes the column at [p0], [p1] (rows) and [reg_pd] (running
-    // max) with the three statistics (group_body_raw), in registers the
-    // skewed blocks leave alone.
+    // which takes the column at offset rdi from [p0] .. [p3] (rows) and
+    // [reg_pd] (running max) with the three statistics (group_body_raw),
+    // in registers the skewed blocks leave alone.
     void exact_column16();
 
     void ld(mode m, const Xmm &x, const Address &a, data_type dt);
@@ -186,7 +190,9 @@ private:
     // lane of negatives only, or a negative NaN, redoes its rows with the
     // three statistics (group_body_raw); the unsigned min tree is skipped
     // otherwise. Junk lanes of a masked tail (-inf) do not count.
-    void group_body_raw_checked(mode m, int g, bool fresh);
+    // upper (16-row passes, g = 8): rows 8-15, joining what rows 0-7 wrote
+    // at [reg_pd + reg_to]; the statistics take two registers a row.
+    void group_body_raw_checked(mode m, int g, bool fresh, bool upper = false);
 
     // A vector of each row in 16-bit lanes; a tail keeps -inf past the
     // tile's end (not NaN, no effect on the max) and stores only its lanes;
@@ -200,7 +206,7 @@ private:
     // negative NaN, which turns the lane into the quiet NaN. 3 ops per row
     // and no key conversions; the keys took 4 and 5 more per group.
     // AVX2 (4 rows a group): the same in ymm 0-9 and 12-13.
-    void group_body_raw(mode m, int g, bool fresh);
+    void group_body_raw(mode m, int g, bool fresh, bool upper = false);
 
     // The three statistics' registers (the signed max is v(i)).
     Xmm umax16(int i) const { return v(is512() ? 8 + i : 4 + i); }
@@ -209,7 +215,7 @@ private:
     // g rows' 16-bit vectors (joined by the running max unless fresh) into
     // the signed max v(0), the unsigned max umax16(0) and, with_umin, the
     // unsigned min umin16(0).
-    void raw_stats(mode m, int g, bool fresh, bool with_umin);
+    void raw_stats(mode m, int g, bool fresh, bool with_umin, bool upper);
 
     // x's 16-bit lanes to this pass's output (the tail's lanes, or AVX2's
     // one column).
