@@ -14,6 +14,8 @@ namespace crest::impl::jit {
 class code_buffer {
 public:
     // The most code one kernel may take; the generator fails beyond it.
+    // The largest today, a prefetching bf16/f16 vertical tile kernel with
+    // its skewed blocks, takes 29 KB (JitCodegen tests every config).
     static constexpr size_t capacity = 32 * 1024;
 
     code_buffer() = default;
