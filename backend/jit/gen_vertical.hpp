@@ -122,13 +122,13 @@ private:
     // with its column's offset, then jumps back.
     struct slow16_stub {
         Label slow, back;
-        int disp = 0;
+        int disp = 0, slot = 0;
     };
     std::deque<slow16_stub> slow16_;
 
     // After the skewed subroutine: the stubs, then exact_column16 itself,
-    // which takes the column at offset rdi from [p0] .. [p3] (rows) and
-    // [reg_pd] (running max) with the three statistics (group_body_raw),
+    // which finishes the column at offset rdi from [p0] .. [p3] (rows) and
+    // [reg_pd] (running max) from its signed max with their unsigned min,
     // in registers the skewed blocks leave alone.
     void exact_column16();
 

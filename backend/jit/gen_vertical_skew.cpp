@@ -92,6 +92,7 @@ void vertical_generator::skewed_done16(int slot, int disp) {
     slow16_.emplace_back();
     slow16_stub &st = slow16_.back();
     st.disp = disp;
+    st.slot = slot;
     kortestd(k_neg, k_nan);
     jnz(st.slow, T_NEAR);
     vmovdqu32(ptr[reg_pd + reg_to + disp], v(slot));
@@ -100,31 +101,32 @@ void vertical_generator::skewed_done16(int slot, int disp) {
 
 void vertical_generator::exact_column16() {
     // Each stub hands its column's offset over in rdi (reg_args, saved
-    // around the call: 17 bytes a stub, where moving the five pointers in
-    // place took 70).
+    // around the call) and its signed max in v(16): 24 bytes a stub, where
+    // moving the five pointers in place took 70.
     Label l_exact;
     const Reg64 ptrs[] = {reg_p0, reg_p1, reg_p2, reg_p3, reg_pd};
+    const Xmm smax = v(16), umin = v(17);
     for (auto &st : slow16_) {
         L(st.slow);
         push(reg_args);
         mov(reg_args, st.disp);
+        vmovdqa32(smax, v(st.slot));
         call(l_exact);
         pop(reg_args);
         jmp(st.back, T_NEAR);
     }
+    // The rows' negative NaNs are the pass's redo's business (umax_chain):
+    // here a lane whose signed max is negative saw only negatives, whose
+    // max is their unsigned min, and a negative NaN running max stays NaN.
+    // The rows come from L1, read in the last 16 steps.
     L(l_exact);
     for (const Reg64 &r : ptrs) add(r, reg_args);
-    const Xmm smax = v(16), umax = v(17), umin = v(18), x = v(19);
-    vmovdqu32(smax, ptr[reg_pd]);
-    vmovdqa32(umax, smax);
-    vmovdqa32(umin, smax);
-    for (int r = 0; r < skew_rows(); ++r) {
-        vmovdqu32(x, row(r));
-        vpmaxsw(smax, smax, x);
-        vpmaxuw(umax, umax, x);
-        vpminuw(umin, umin, x);
-    }
-    select16(smax, umin, umax, x);
+    vmovdqu32(umin, ptr[reg_pd]);
+    for (int r = 0; r < skew_rows(); ++r) vpminuw(umin, umin, row(r));
+    vpmovw2m(k_ord_, smax);
+    vmovdqu16(smax | k_ord_, umin);
+    vpcmpuw(k_ord_, c_neg_inf(), ptr[reg_pd], 1);  // -inf below it: a negative NaN
+    vmovdqu16(smax | k_ord_, c_qnan());
     vmovdqu32(ptr[reg_pd + reg_to], smax);
     for (const Reg64 &r : ptrs) sub(r, reg_args);
     ret();
