@@ -20,6 +20,7 @@ void vertical_generator::generate() {
     mov(reg_dst, ARG(dst));
     mov(reg_outer, ARG(n_outer));
     if (raw16()) bcast16_constants();
+    if (raw16() && is512()) kxord(k_neg_mode, k_neg_mode, k_neg_mode);
     Label l_outer;
     L(l_outer);
     {
@@ -52,9 +53,14 @@ void vertical_generator::generate() {
     ret();
     if (skews()) {
         L(l_skewed_);
-        skewed_blocks();
+        skewed_blocks(false);
         ret();
-        if (raw16()) exact_column16();
+        if (raw16()) {
+            L(l_skewed_neg_);
+            skewed_blocks(true);
+            ret();
+            exact_column16();
+        }
     }
 }
 
@@ -131,8 +137,9 @@ void vertical_generator::pass(int g, bool fresh) {
     if (checked) reset_ordered();
     if (chains16)
         for (int c = 0; c < 4; ++c) zero16(umax_chain(c));
+    if (chains16) kxord(k_slow_seen, k_slow_seen, k_slow_seen);
     columns([&](mode m) { group_body(m, g, fresh); }, nb,
-            skewed ? std::function<void()>([&] { call(l_skewed_); }) : nullptr);
+            skewed ? std::function<void()>([&] { call_skewed(); }) : nullptr);
     if (chains16) {
         // A negative NaN in the skewed blocks' rows: the pass again, exactly
         // (the rows are unchanged, and a running max the pass wrote over
@@ -150,6 +157,13 @@ void vertical_generator::pass(int g, bool fresh) {
             group_body_raw(m, 8, false, true);
         }, nb, nullptr);
         L(l_clean);
+        // Columns that took the slow path ask the next pass to switch:
+        // positive lanes to negative ones (log-probabilities), and back.
+        Label l_keep;
+        kortestd(k_slow_seen, k_slow_seen);
+        jz(l_keep, T_NEAR);
+        knotd(k_neg_mode, k_neg_mode);
+        L(l_keep);
     }
     if (checked) {
         // A NaN in the pass's rows: the pass again, exactly. It reads

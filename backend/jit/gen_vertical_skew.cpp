@@ -7,26 +7,38 @@ namespace crest::impl::jit {
 
 using namespace Xbyak;
 
-void vertical_generator::skewed_blocks() {
+void vertical_generator::call_skewed() {
+    if (!raw16()) return call(l_skewed_);
+    Label l_neg, l_done;
+    kortestd(k_neg_mode, k_neg_mode);
+    jnz(l_neg, T_NEAR);
+    call(l_skewed_);
+    jmp(l_done, T_NEAR);
+    L(l_neg);
+    call(l_skewed_neg_);
+    L(l_done);
+}
+
+void vertical_generator::skewed_blocks(bool neg) {
     const int cols = skew_rows() * step();
     const int nb = skew_rows() / half();
     Label l_none, l_full, l_last;
     cmp(reg_cnt, cols);
     jl(l_none, T_NEAR);
-    skewed_block(block::first);
+    skewed_block(block::first, neg);
     advance(nb, cols);
     L(l_full);
     cmp(reg_cnt, cols);
     jl(l_last, T_NEAR);
-    skewed_block(block::full);
+    skewed_block(block::full, neg);
     advance(nb, cols);
     jmp(l_full, T_NEAR);
     L(l_last);
-    skewed_block(block::last);
+    skewed_block(block::last, neg);
     L(l_none);
 }
 
-void vertical_generator::skewed_block(block b) {
+void vertical_generator::skewed_block(block b, bool neg) {
     const int W = skew_rows(), vbytes = step() * ssz();
     for (int i = 0; i < (b == block::last ? W - 1 : W); ++i) {
         int pending = -1, pair = 0;  // f32: a load waiting for its pair
@@ -36,7 +48,7 @@ void vertical_generator::skewed_block(block b) {
             const Address a = row(r, (i - r) * vbytes);
             if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead_bytes));
             if (raw16()) {
-                skewed_load16(slot, r, a);
+                skewed_load16(slot, r, a, neg);
                 continue;
             }
             if (!is512()) {
@@ -62,7 +74,7 @@ void vertical_generator::skewed_block(block b) {
         const int slot = (i + 1) % W;
         const int disp = (i - (W - 1)) * step() * dsz();
         if (raw16()) {
-            skewed_done16(slot, disp);
+            skewed_done16(slot, disp, neg);
             continue;
         }
         const Xmm running = v(is512() ? 31 : 12);
@@ -75,24 +87,32 @@ void vertical_generator::skewed_block(block b) {
     }
 }
 
-void vertical_generator::skewed_load16(int slot, int r, const Address &a) {
+void vertical_generator::skewed_load16(int slot, int r, const Address &a, bool neg) {
     const Xmm x = r == 0 ? v(slot) : v(16 + r % 8);
     vmovdqu32(x, a);
-    if (r > 0) vpmaxsw(v(slot), v(slot), x);
+    if (r > 0 && neg) vpminuw(v(slot), v(slot), x);
+    else if (r > 0) vpmaxsw(v(slot), v(slot), x);
     vpmaxuw(umax_chain(r % 4), umax_chain(r % 4), x);
 }
 
-void vertical_generator::skewed_done16(int slot, int disp) {
+void vertical_generator::skewed_done16(int slot, int disp, bool neg) {
     const Xmm running = v(30);
     const Opmask k_neg = k_ord_, k_nan = Opmask(1);
     vmovdqu32(running, ptr[reg_pd + disp]);
-    vpmaxsw(v(slot), v(slot), running);
-    vpmovw2m(k_neg, v(slot));
+    if (neg) {
+        vpminuw(v(slot), v(slot), running);
+        vpmovw2m(k_neg, v(slot));
+        knotd(k_neg, k_neg);  // the lanes that saw a value >= +0
+    } else {
+        vpmaxsw(v(slot), v(slot), running);
+        vpmovw2m(k_neg, v(slot));  // the lanes that saw only negatives
+    }
     vpcmpuw(k_nan, running, c_neg_inf(), 6);  // greater than: a negative NaN
     slow16_.emplace_back();
     slow16_stub &st = slow16_.back();
     st.disp = disp;
     st.slot = slot;
+    st.neg = neg;
     kortestd(k_neg, k_nan);
     jnz(st.slow, T_NEAR);
     vmovdqu32(ptr[reg_pd + reg_to + disp], v(slot));
@@ -101,35 +121,45 @@ void vertical_generator::skewed_done16(int slot, int disp) {
 
 void vertical_generator::exact_column16() {
     // Each stub hands its column's offset over in rdi (reg_args, saved
-    // around the call) and its signed max in v(16): 24 bytes a stub, where
+    // around the call) and its statistic in v(16): 28 bytes a stub, where
     // moving the five pointers in place took 70.
-    Label l_exact;
+    Label l_exact[2];
     const Reg64 ptrs[] = {reg_p0, reg_p1, reg_p2, reg_p3, reg_pd};
-    const Xmm smax = v(16), umin = v(17);
+    const Xmm stat = v(16), other = v(17);
     for (auto &st : slow16_) {
         L(st.slow);
+        kord(k_slow_seen, k_slow_seen, k_ord_);
         push(reg_args);
         mov(reg_args, st.disp);
-        vmovdqa32(smax, v(st.slot));
-        call(l_exact);
+        vmovdqa32(stat, v(st.slot));
+        call(l_exact[st.neg]);
         pop(reg_args);
         jmp(st.back, T_NEAR);
     }
-    // The rows' negative NaNs are the pass's redo's business (umax_chain):
-    // here a lane whose signed max is negative saw only negatives, whose
-    // max is their unsigned min, and a negative NaN running max stays NaN.
-    // The rows come from L1, read in the last 16 steps.
-    L(l_exact);
-    for (const Reg64 &r : ptrs) add(r, reg_args);
-    vmovdqu32(umin, ptr[reg_pd]);
-    for (int r = 0; r < skew_rows(); ++r) vpminuw(umin, umin, row(r));
-    vpmovw2m(k_ord_, smax);
-    vmovdqu16(smax | k_ord_, umin);
-    vpcmpuw(k_ord_, c_neg_inf(), ptr[reg_pd], 1);  // -inf below it: a negative NaN
-    vmovdqu16(smax | k_ord_, c_qnan());
-    vmovdqu32(ptr[reg_pd + reg_to], smax);
-    for (const Reg64 &r : ptrs) sub(r, reg_args);
-    ret();
+    // The rows' negative NaNs are the pass's redo's business (umax_chain).
+    // Positive mode: a lane whose signed max is negative saw only
+    // negatives, whose max is their unsigned min. Negative mode: a lane
+    // whose unsigned min is >= +0 saw such a value, and its max is the
+    // signed max. A negative NaN running max stays NaN. The rows come from
+    // L1 or L2 (rows a multiple of 4 KiB apart share a set), read in the
+    // last 16 steps.
+    for (bool neg : {false, true}) {
+        L(l_exact[neg]);
+        for (const Reg64 &r : ptrs) add(r, reg_args);
+        vmovdqu32(other, ptr[reg_pd]);
+        for (int r = 0; r < skew_rows(); ++r) {
+            if (neg) vpmaxsw(other, other, row(r));
+            else vpminuw(other, other, row(r));
+        }
+        vpmovw2m(k_ord_, stat);
+        if (neg) knotd(k_ord_, k_ord_);
+        vmovdqu16(stat | k_ord_, other);
+        vpcmpuw(k_ord_, c_neg_inf(), ptr[reg_pd], 1);  // -inf below it: a negative NaN
+        vmovdqu16(stat | k_ord_, c_qnan());
+        vmovdqu32(ptr[reg_pd + reg_to], stat);
+        for (const Reg64 &r : ptrs) sub(r, reg_args);
+        ret();
+    }
 }
 
 } // namespace crest::impl::jit

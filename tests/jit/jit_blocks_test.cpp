@@ -5,6 +5,7 @@
 // here from the bits, not by the ref backend: max by value, NaN wins.
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "backend/jit/generators.hpp"
 #include "backend/jit/kernel_cache.hpp"
@@ -145,6 +146,10 @@ protected:
     data_type dt() const { return std::get<1>(GetParam()); }
     int vl() const { return isa() == isa_t::avx512_core ? 16 : 8; }
 
+    // When set, src element (row, column) gets shape_src(row, column, its
+    // random bits) instead.
+    std::function<uint32_t(int64_t, int64_t, uint32_t)> shape_src;
+
     // nan_src / nan_dst: (slice, column) pairs that get a negative NaN.
     void run(family_t family, int64_t ncols, int64_t rows, bool accumulate,
             std::vector<std::pair<int64_t, int64_t>> nan_src,
@@ -168,7 +173,11 @@ protected:
         const size_t es = esize(dt());
         guarded src(n_outer * slice * es), dst(n_outer * ncols * es);
         std::mt19937 rng(seed);
-        for (int64_t i = 0; i < n_outer * slice; ++i) put(src.data(), i, dt(), random_bits(dt(), rng, false));
+        for (int64_t i = 0; i < n_outer * slice; ++i) {
+            const uint32_t bits = random_bits(dt(), rng, false);
+            const int64_t r = i % slice / stride, c = i % slice % stride;
+            put(src.data(), i, dt(), shape_src ? shape_src(r, c, bits) : bits);
+        }
         for (int64_t i = 0; i < n_outer * ncols; ++i) put(dst.data(), i, dt(), random_bits(dt(), rng, false));
         for (auto [o, c] : nan_src)
             put(src.data(), o * slice + (c % rows) * stride + c, dt(), negative_nan(dt()));
@@ -235,6 +244,41 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
         }
     }
     run(family_t::vert_tile, 33000, 35, true, {{2, 16400}}, {}, seed++);
+}
+
+// All-negative rows (log-probabilities): the AVX-512 16-bit skewed passes
+// switch to keeping the unsigned min after a pass whose columns took the
+// slow path, and back. Exact through every switch: a value >= +0, a
+// positive or negative NaN in a late pass, a negative NaN running max, and
+// rows that turn positive.
+TEST_P(JitColumns, AllNegativeRowsKeepExactThroughModeSwitches) {
+    const uint32_t sign = dt() == data_type::f32 ? 0x80000000u : 0x8000u;
+    const uint32_t qnan = qnan_bits(dt());
+    const auto negative = [&](int64_t, int64_t, uint32_t b) { return b | sign; };
+    uint32_t seed = 900;
+    for (int64_t rows : {50, 70}) {
+        for (bool acc : {false, true}) {
+            const int64_t ncols = 16 * 16 * 3 + 37;
+            shape_src = negative;
+            run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+            // A negative NaN in row c % rows: passes 1 and 3.
+            for (int64_t c : {300, 40, 545, 795}) run(family_t::vert_tile, ncols, rows, acc, {{1, c}}, {}, seed++);
+            if (acc) run(family_t::vert_tile, ncols, rows, acc, {}, {{0, 7}, {2, 600}}, seed++);
+            for (uint32_t odd : {0u, 1u, qnan}) {
+                shape_src = [&](int64_t r, int64_t c, uint32_t b) {
+                    if (r == 40 && c == 300) return odd ? (odd == 1 ? b & ~sign : odd) : 0u;
+                    return b | sign;
+                };
+                run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+            }
+            shape_src = [&](int64_t r, int64_t, uint32_t b) { return r < 20 ? b | sign : b & ~sign; };
+            run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+            shape_src = [&](int64_t r, int64_t c, uint32_t b) {
+                return (r / 16 + c / 256) % 2 ? b | sign : b & ~sign;
+            };
+            run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitColumns,
