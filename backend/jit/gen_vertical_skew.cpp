@@ -1,6 +1,7 @@
 // The vertical tiles' skewed blocks (gen_vertical.hpp, skew_rows()): a
-// subroutine of the kernel that every full pass calls, and for bf16/f16 the
-// out-of-line exact columns.
+// subroutine of the kernel that every full pass calls (bf16/f16: one per
+// mode, positive or negative lanes), and for bf16/f16 the out-of-line ends
+// of the columns that need more than their one statistic.
 #include "backend/jit/gen_vertical.hpp"
 
 namespace crest::impl::jit {
