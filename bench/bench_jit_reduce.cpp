@@ -102,8 +102,10 @@ double roofline_seconds(size_t bytes) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void run_case(benchmark::State &st, data_type dt, dims_t d, uint32_t mask,
-        std::vector<int> order) {
+// negative: every element's sign bit set (log-probabilities: the 16-bit
+// tiles then keep the unsigned min per column, design.md).
+void run_case_signed(benchmark::State &st, data_type dt, dims_t d, uint32_t mask,
+        std::vector<int> order, bool negative) {
     reduce_problem p;
     p.dt = dt;
     p.dims = d;
@@ -121,6 +123,8 @@ void run_case(benchmark::State &st, data_type dt, dims_t d, uint32_t mask,
     kernel_ptr k = jit::make_reduce_max(p, pool(), &why);
     if (!k) { st.SkipWithError(why.c_str()); return; }
     buffer src(n_in * esize(dt)), dst(n_out * esize(dt));
+    if (negative)
+        for (size_t i = 0; i < n_in * esize(dt) / 2; ++i) static_cast<uint16_t *>(src.p)[i] |= 0x8000;
     const void *in[] = {src.p};
     void *out[] = {dst.p};
     k->execute(in, out);
@@ -145,6 +149,16 @@ void run_case(benchmark::State &st, data_type dt, dims_t d, uint32_t mask,
     st.SetLabel(k->name());
 }
 
+void run_case(benchmark::State &st, data_type dt, dims_t d, uint32_t mask,
+        std::vector<int> order) {
+    run_case_signed(st, dt, d, mask, order, false);
+}
+
+void run_case_negative(benchmark::State &st, data_type dt, dims_t d, uint32_t mask,
+        std::vector<int> order) {
+    run_case_signed(st, dt, d, mask, order, true);
+}
+
 void roofline(benchmark::State &st, size_t bytes) {
     buffer src(bytes);
     const size_t n = bytes / 4;
@@ -164,6 +178,7 @@ const data_type f32 = data_type::f32, bf16 = data_type::bf16, f16 = data_type::f
 #define SETTINGS UseRealTime()->MinTime(0.1)->Repetitions(5) \
         ->ComputeStatistics("max", best)->ReportAggregatesOnly(true)
 #define CASE(name, ...) BENCHMARK_CAPTURE(run_case, name, __VA_ARGS__)->SETTINGS
+#define NEG_CASE(name, ...) BENCHMARK_CAPTURE(run_case_negative, name, __VA_ARGS__)->SETTINGS
 
 BENCHMARK_CAPTURE(roofline, 256MiB, size_t(256) << 20)->SETTINGS;
 BENCHMARK_CAPTURE(roofline, 8MiB, size_t(8) << 20)->SETTINGS;
@@ -203,6 +218,7 @@ CASE(f16_1x128x150x150_a1, f16, {1, 128, 150, 150}, 0b0010, {});
 CASE(f16_64x256x56x56_a0, f16, {64, 256, 56, 56}, 0b0001, {});
 CASE(f16_64x256x56x56_a23, f16, {64, 256, 56, 56}, 0b1100, {});
 CASE(f16_1x1x4096x4096_a2, f16, {1, 1, 4096, 4096}, 0b0100, {});
+NEG_CASE(f16_neg_1x1x4096x4096_a2, f16, {1, 1, 4096, 4096}, 0b0100, {});
 CASE(f16_1x1x4096x4096_a3, f16, {1, 1, 4096, 4096}, 0b1000, {});
 CASE(f16_all_64MiB, f16, {32 << 20}, 1, {});
 CASE(f16_nhwc_64x256x56x56_a1, f16, {64, 256, 56, 56}, 0b0010, {0, 2, 3, 1});
@@ -227,6 +243,8 @@ CASE(l3_f16_8x32x64x64_a0, f16, {8, 32, 64, 64}, 0b0001, {});
 CASE(l3_f16_4x64x64x64_a02, f16, {4, 64, 64, 64}, 0b0101, {});
 CASE(l3_bf16_4x64x64x64_a02, bf16, {4, 64, 64, 64}, 0b0101, {});
 CASE(l3_f16_1x1x1024x1024_a2, f16, {1, 1, 1024, 1024}, 0b0100, {});
+NEG_CASE(l3_f16_neg_1x1x1024x1024_a2, f16, {1, 1, 1024, 1024}, 0b0100, {});
+NEG_CASE(l3_bf16_neg_8x32x64x64_a0, bf16, {8, 32, 64, 64}, 0b0001, {});
 
 // 256 MiB (200 MiB for channels-last): past what the L3 can serve, so the
 // interleaved roofline reads memory in every hour, unlike the 16-64 MiB
