@@ -135,9 +135,10 @@ void vertical_generator::pass(int g, bool fresh) {
     const bool checked = is512() && !raw16();
     const bool chains16 = skewed && raw16();
     if (checked) reset_ordered();
-    if (chains16)
+    if (chains16) {
         for (int c = 0; c < 4; ++c) zero16(umax_chain(c));
-    if (chains16) kxord(k_slow_seen, k_slow_seen, k_slow_seen);
+        kxord(k_slow_seen, k_slow_seen, k_slow_seen);
+    }
     columns([&](mode m) { group_body(m, g, fresh); }, nb,
             skewed ? std::function<void()>([&] { call_skewed(); }) : nullptr);
     if (chains16) {
@@ -149,7 +150,7 @@ void vertical_generator::pass(int g, bool fresh) {
         vpmaxuw(umax_chain(0), umax_chain(0), umax_chain(1));
         vpmaxuw(umax_chain(2), umax_chain(2), umax_chain(3));
         vpmaxuw(umax_chain(0), umax_chain(0), umax_chain(2));
-        vpcmpuw(k_ord_, umax_chain(0), c_neg_inf(), 6);  // greater than: a negative NaN
+        negative_nan_lanes(k_ord_, umax_chain(0));
         kortestd(k_ord_, k_ord_);
         jz(l_clean, T_NEAR);
         columns([&](mode m) {
@@ -280,7 +281,7 @@ void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool 
     raw_stats(m, g, fresh, false, upper);
     vpmovw2m(k_neg, v(0));
     if (m == mode::tail) kandd(k_neg, k_neg, k_tail_);
-    vpcmpuw(k_nan, umax16(0), c_neg_inf(), 6);  // greater than: a negative NaN
+    negative_nan_lanes(k_nan, umax16(0));
     Label l_slow, l_done;
     kortestd(k_neg, k_nan);
     jnz(l_slow, T_NEAR);

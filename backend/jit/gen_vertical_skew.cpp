@@ -108,7 +108,7 @@ void vertical_generator::skewed_done16(int slot, int disp, bool neg) {
         vpmaxsw(v(slot), v(slot), running);
         vpmovw2m(k_neg, v(slot));  // the lanes that saw only negatives
     }
-    vpcmpuw(k_nan, running, c_neg_inf(), 6);  // greater than: a negative NaN
+    negative_nan_lanes(k_nan, running);
     slow16_.emplace_back();
     slow16_stub &st = slow16_.back();
     st.disp = disp;
@@ -155,7 +155,7 @@ void vertical_generator::exact_column16() {
         vpmovw2m(k_ord_, stat);
         if (neg) knotd(k_ord_, k_ord_);
         vmovdqu16(stat | k_ord_, other);
-        vpcmpuw(k_ord_, c_neg_inf(), ptr[reg_pd], 1);  // -inf below it: a negative NaN
+        negative_nan_lanes(k_ord_, ptr[reg_pd]);
         vmovdqu16(stat | k_ord_, c_qnan());
         vmovdqu32(ptr[reg_pd + reg_to], stat);
         for (const Reg64 &r : ptrs) sub(r, reg_args);

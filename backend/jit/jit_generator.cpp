@@ -183,7 +183,7 @@ void jit_generator::select16(const Xmm &smax, const Xmm &umin, const Xmm &umax,
     if (is512()) {
         vpmovw2m(k_ord_, smax);  // the lanes that saw only negatives
         vmovdqu16(smax | k_ord_, umin);
-        vpcmpuw(k_ord_, umax, c_neg_inf(), 6);  // greater than: a negative NaN
+        negative_nan_lanes(k_ord_, umax);
         vmovdqu16(smax | k_ord_, c_qnan());
         return;
     }

@@ -137,6 +137,11 @@ protected:
         bcast16(c_neg_inf(), neg_inf16());
         bcast16(c_qnan(), quiet_nan());
     }
+    // AVX-512: k = the 16-bit lanes of x (a zmm or 64 bytes of memory)
+    // whose bits lie above -inf's as unsigned: the negative NaNs.
+    void negative_nan_lanes(const Xbyak::Opmask &k, const Xbyak::Operand &x) {
+        vpcmpuw(k, c_neg_inf(), x, 1);  // less than: -inf below x
+    }
     // The column kernels' answer from a vector's statistics, in smax: per
     // lane the signed max, or the unsigned min where the signed max is
     // negative (the lane saw only negatives), or the quiet NaN where the
