@@ -27,6 +27,23 @@ bool streams_from_memory(int64_t src_bytes) {
     return src_bytes >= (l3 > 0 ? l3 : unknown_l3);
 }
 
+// Vertical plans with few columns: whether the outermost output dim is also
+// the outermost src dim, with enough indices to share out evenly. Chunks
+// of whole slices of it then each read one contiguous src range, as
+// chunks of rows do, and need no partials and no combine (channels-last
+// 32x64x56x56 axes 2,3 on Zen 4: 79% -> 83% of the roofline against
+// splitting its rows).
+bool outer_slices_share(const plan &P, int nch) {
+    if (P.kind != plan_kind::vertical || P.nouter == 0) return false;
+    const loop_dim &o = P.outer[0];
+    if (o.ss < P.rows.ss || o.ss < P.jd.ss * P.jd.n) return false;
+    for (int k = 0; k < P.nextra; ++k)
+        if (o.ss < P.extra[k].ss) return false;
+    for (int k = 1; k < P.nouter; ++k)
+        if (o.ss < P.outer[k].ss) return false;
+    return o.n >= nch && (o.n % nch == 0 || o.n >= 8 * nch);
+}
+
 // Whether output o of the flat order (flat_output_dims) sits at o
 // elements from dst's start.
 bool dst_dense_in_flat_order(const plan &P) {
@@ -218,7 +235,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (nch > 1) {
         const bool few = P.kind == plan_kind::inner
                 ? P.n_out < 4 * nch
-                : P.n_out < nch * vertical_min_cols_per_chunk;
+                : P.n_out < nch * vertical_min_cols_per_chunk && !outer_slices_share(P, nch);
         const int64_t pstride = (P.n_out + 15) / 16 * 16;
         int64_t split_n = 0;
         const int split = few && pstride * nch <= partial_budget_elems

@@ -82,6 +82,27 @@ TEST_P(JitReduce, OuterSlices) {
         }
 }
 
+// Few columns whose outermost dim is also src's outermost (channels-last
+// reducing H and W): chunks of whole slices of it, each read in one run,
+// with no partials (plan.cpp, outer_slices_share); an odd count of 3
+// slices cannot be shared out evenly and splits the rows instead. NaNs in
+// the last slice (the second chunk's) and in the first.
+plan plan_on_two(const reduce_problem &p);
+
+TEST_P(JitReduce, OuterSlicesShareOutWithoutPartials) {
+    for (int64_t n : {8, 3}) {
+        const int64_t hw = n == 3 ? 40 : 24;  // above split_above_64k in every dtype
+        const dims_t d {n, 16, hw, hw};
+        const reduce_problem p = make_problem(dt(), d, 0b1100, permuted(d, {0, 2, 3, 1}));
+        const plan P = plan_on_two(p);
+        EXPECT_EQ(P.kind, plan_kind::vertical);
+        EXPECT_EQ(P.two_level, n == 3) << "n=" << n;
+        const size_t slice = size_t(16 * hw * hw);
+        run(p);
+        run(p, {{slice * size_t(n - 1) + 5, 7, size_t(n) * slice - 1}});
+    }
+}
+
 TEST_P(JitReduce, VerticalSweep) {
     for (int64_t m : sweep_sizes()) {
         for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17}) {
