@@ -222,7 +222,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
                     transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
                             d + (j + c0) / cn * 4, P.jsub[1].ds,
-                            P.isa == isa_t::avx512_core);
+                            P.isa == isa_t::avx512_core ? 16 : 8);
                 } else if (D.sub) {
                     scatter_sub(P, d, buf, D.dsz, j + c0, c);
                 } else {

@@ -53,17 +53,47 @@ __attribute__((target("avx512f"))) void transpose16(const float *in,
         _mm512_storeu_ps(reinterpret_cast<float *>(out + i * c_stride), t[i]);
 }
 
+// 8 rows of 8 floats to 8 columns, as transpose16 with 256-bit vectors.
+__attribute__((target("avx2"))) void transpose8(const float *in, int64_t ld, char *out,
+        int64_t c_stride) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * ld);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    // r[k] (k < 4) holds rows 0-3 of columns k and 4 + k in its 128-bit
+    // halves, r[4 + k] rows 4-7 of the same columns.
+    for (int k = 0; k < 4; ++k) {
+        t[k] = _mm256_permute2f128_ps(r[k], r[4 + k], 0x20);      // column k
+        t[4 + k] = _mm256_permute2f128_ps(r[k], r[4 + k], 0x31);  // column 4 + k
+    }
+    for (int i = 0; i < 8; ++i)
+        _mm256_storeu_ps(reinterpret_cast<float *>(out + i * c_stride), t[i]);
+}
+
 } // namespace
 
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
-        int64_t c_stride, bool use_avx512) {
-    const int64_t m16 = use_avx512 ? m / 16 * 16 : 0;
-    const int64_t c16 = use_avx512 ? cn / 16 * 16 : 0;
-    for (int64_t p = 0; p < m16; p += 16)
-        for (int64_t c = 0; c < c16; c += 16)
-            transpose16(buf + p * cn + c, cn, dst + p * 4 + c * c_stride, c_stride);
-    scalar_block(buf, cn, 0, m16, c16, cn, dst, c_stride);
-    scalar_block(buf, cn, m16, m, 0, cn, dst, c_stride);
+        int64_t c_stride, int lanes) {
+    const int64_t w = lanes == 16 || lanes == 8 ? lanes : 1;
+    const int64_t mw = m / w * w, cw = cn / w * w;
+    if (w > 1)
+        for (int64_t p = 0; p < mw; p += w)
+            for (int64_t c = 0; c < cw; c += w) {
+                const float *in = buf + p * cn + c;
+                char *out = dst + p * 4 + c * c_stride;
+                if (w == 16) transpose16(in, cn, out, c_stride);
+                else transpose8(in, cn, out, c_stride);
+            }
+    scalar_block(buf, cn, 0, mw, cw, cn, dst, c_stride);
+    scalar_block(buf, cn, mw, m, 0, cn, dst, c_stride);
 }
 
 } // namespace crest::impl::jit

@@ -1,7 +1,8 @@
 // Writing a transposed output: a vertical kernel leaves columns in src
 // order ([positions][channels], e.g. NHWC), dst wants them channel-major
 // (NCHW). Scalar stores to 16 different lines per position are what made
-// such reductions slow; 16x16 register transposes store whole lines.
+// such reductions slow; 16x16 (AVX-512) or 8x8 (AVX2) register transposes
+// store whole vectors.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,10 @@ namespace crest::impl::jit {
 
 // buf holds m x cn f32 values, row p = position p. Writes value (p, c) to
 // dst + p * 4 + c * c_stride (bytes): positions contiguous in dst.
-// use_avx512: the caller checked the CPU.
+// lanes: 16 (AVX-512) or 8 (AVX2), the square blocks transposed in
+// registers, the rest one value at a time (0: all of it); the caller
+// checked the CPU.
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
-        int64_t c_stride, bool use_avx512);
+        int64_t c_stride, int lanes);
 
 } // namespace crest::impl::jit

@@ -235,7 +235,8 @@ TEST_P(JitReduce, AxesSubsetsAndLayouts) {
 
 // Channels-last src, channels-first dst, reducing N (and N with H): the
 // vertical kernel's columns are [positions][channels] and are written out
-// transposed, by 16x16 blocks where whole blocks fit, on 1 and 2 threads.
+// transposed, by 16x16 (AVX-512) or 8x8 (AVX2) blocks where whole blocks
+// fit, on 1 and 2 threads.
 TEST_P(JitReduce, TransposedOutput) {
     const thread_pool one(1);
     const dims_t shapes[] = {{3, 48, 20, 20}, {2, 17, 5, 7}, {5, 16, 4, 4}, {2, 300, 3, 11},
