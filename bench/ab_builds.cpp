@@ -22,7 +22,6 @@
 
 #include <csignal>
 
-#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +37,7 @@
 #include <tbb/task_arena.h>
 
 #include "crest/crest.hpp"
+#include "tools/benchgraph/roofline_loops.hpp"
 
 namespace {
 
@@ -123,28 +123,6 @@ void fill(void *p, size_t n, logical_tensor::data_type dt) {
     }
 }
 
-__attribute__((target("avx512f"))) float max_avx512(const float *p, size_t n) {
-    __m512 acc[8];
-    for (auto &a : acc) a = _mm512_set1_ps(-__builtin_inff());
-    for (size_t i = 0; i + 128 <= n; i += 128)
-        for (int k = 0; k < 8; ++k) acc[k] = _mm512_max_ps(acc[k], _mm512_loadu_ps(p + i + 16 * k));
-    for (int k = 1; k < 8; ++k) acc[0] = _mm512_max_ps(acc[0], acc[k]);
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, acc[0]);
-    return *std::max_element(lanes, lanes + 16);
-}
-
-__attribute__((target("avx2"))) float max_avx2(const float *p, size_t n) {
-    __m256 acc[8];
-    for (auto &a : acc) a = _mm256_set1_ps(-__builtin_inff());
-    for (size_t i = 0; i + 64 <= n; i += 64)
-        for (int k = 0; k < 8; ++k) acc[k] = _mm256_max_ps(acc[k], _mm256_loadu_ps(p + i + 8 * k));
-    for (int k = 1; k < 8; ++k) acc[0] = _mm256_max_ps(acc[0], acc[k]);
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc[0]);
-    return *std::max_element(lanes, lanes + 8);
-}
-
 // The libcrest.so this process loaded (LD_LIBRARY_PATH may have missed).
 std::string loaded_crest() {
     FILE *f = std::fopen("/proc/self/maps", "r");
@@ -225,7 +203,8 @@ int child(const options &o, const std::string &dir) {
                 for (int t = r.begin(); t < r.end(); ++t) {
                     const float *p = static_cast<const float *>(src) + size_t(t) * chunk;
                     const size_t len = t == nt - 1 ? nf - size_t(t) * chunk : chunk;
-                    sink[size_t(t) * 16] = avx512 ? max_avx512(p, len) : max_avx2(p, len);
+                    sink[size_t(t) * 16] = avx512 ? benchgraph::max_f32_avx512(p, len)
+                                                  : benchgraph::max_f32_avx2(p, len);
                 }
             }, tbb::static_partitioner());
         });

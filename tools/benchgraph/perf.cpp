@@ -1,4 +1,5 @@
 #include "tools/benchgraph/perf.hpp"
+#include "tools/benchgraph/roofline_loops.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -21,9 +22,6 @@ extern "C" void omp_set_num_threads(int) __attribute__((weak));
 extern "C" int omp_get_max_threads(void) __attribute__((weak));
 
 namespace benchgraph {
-
-float max_f32_avx512(const float *p, size_t n);
-float max_f32_avx2(const float *p, size_t n);
 
 namespace {
 

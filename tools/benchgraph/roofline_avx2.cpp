@@ -1,6 +1,7 @@
 // Compiled with -mavx2 (only this file): the roofline's read loop on
 // machines without AVX-512.
-#include <cstddef>
+#include "tools/benchgraph/roofline_loops.hpp"
+
 #include <immintrin.h>
 
 namespace benchgraph {

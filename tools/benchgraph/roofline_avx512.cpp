@@ -1,5 +1,6 @@
 // Compiled with -mavx512f (only this file): the roofline's read loop.
-#include <cstddef>
+#include "tools/benchgraph/roofline_loops.hpp"
+
 #include <immintrin.h>
 
 namespace benchgraph {
