@@ -82,16 +82,14 @@ __attribute__((target("avx2"))) void transpose8(const float *in, int64_t ld, cha
 
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
         int64_t c_stride, int lanes) {
-    const int64_t w = lanes == 16 || lanes == 8 ? lanes : 1;
-    const int64_t mw = m / w * w, cw = cn / w * w;
-    if (w > 1)
-        for (int64_t p = 0; p < mw; p += w)
-            for (int64_t c = 0; c < cw; c += w) {
-                const float *in = buf + p * cn + c;
-                char *out = dst + p * 4 + c * c_stride;
-                if (w == 16) transpose16(in, cn, out, c_stride);
-                else transpose8(in, cn, out, c_stride);
-            }
+    const int64_t w = lanes, mw = m / w * w, cw = cn / w * w;
+    for (int64_t p = 0; p < mw; p += w)
+        for (int64_t c = 0; c < cw; c += w) {
+            const float *in = buf + p * cn + c;
+            char *out = dst + p * 4 + c * c_stride;
+            if (w == 16) transpose16(in, cn, out, c_stride);
+            else transpose8(in, cn, out, c_stride);
+        }
     scalar_block(buf, cn, 0, mw, cw, cn, dst, c_stride);
     scalar_block(buf, cn, mw, m, 0, cn, dst, c_stride);
 }

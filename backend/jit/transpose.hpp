@@ -11,8 +11,8 @@ namespace crest::impl::jit {
 
 // buf holds m x cn f32 values, row p = position p. Writes value (p, c) to
 // dst + p * 4 + c * c_stride (bytes): positions contiguous in dst.
-// lanes: 16 (AVX-512) or 8 (AVX2), the square blocks transposed in
-// registers, the rest one value at a time (0: all of it); the caller
+// lanes: 16 (AVX-512) or 8 (AVX2), the side of the square blocks
+// transposed in registers (the rest goes one value at a time); the caller
 // checked the CPU.
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
         int64_t c_stride, int lanes);
