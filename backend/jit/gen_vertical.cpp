@@ -15,6 +15,7 @@ using namespace Xbyak;
 
 void vertical_generator::generate() {
     push(rbx); push(rbp); push(r12); push(r13); push(r14); push(r15);
+    if (flags_check()) fp_env_enter();
     mov(reg_rs, ARG(row_stride));
     mov(reg_src, ARG(src));
     mov(reg_dst, ARG(dst));
@@ -49,6 +50,7 @@ void vertical_generator::generate() {
         jnz(l_outer, T_NEAR);
     }
     vzeroupper();
+    if (flags_check()) fp_env_leave();
     pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
     ret();
     if (skews()) {
@@ -132,9 +134,7 @@ void vertical_generator::pass(int g, bool fresh) {
     sub(reg_to, reg_from);
     const int nb = (g + half() - 1) / half();
     for (int b = 1; b < nb; ++b) lea(base(b), ptr[base(b - 1) + reg_rs * half()]);
-    const bool checked = is512() && !raw16();
     const bool chains16 = skewed && raw16();
-    if (checked) reset_ordered();
     if (chains16) {
         for (int c = 0; c < 4; ++c) zero16(umax_chain(c));
         kxord(k_slow_seen, k_slow_seen, k_slow_seen);
@@ -166,14 +166,16 @@ void vertical_generator::pass(int g, bool fresh) {
         knotd(k_neg_mode, k_neg_mode);
         L(l_keep);
     }
-    if (checked) {
-        // A NaN in the pass's rows: the pass again, exactly. It reads
-        // the same running max (or, where it wrote over it, a max that
-        // only lacks the rows' NaNs), so the redo is exact either way.
+    if (flags_check()) {
+        // A NaN in the pass's rows (or its running max): the pass again,
+        // exactly. It reads the same running max (or, where it wrote over
+        // it, a max that only lacks the rows' NaNs), so the redo is exact
+        // either way. The flags are clear again for the next pass.
         Label l_clean;
-        test_ordered_nan();
+        test_invalid_flag();
         jz(l_clean, T_NEAR);
         columns([&](mode m) { group_body_f32(m, g, fresh, true); }, nb, nullptr);
+        clear_fp_flags();
         L(l_clean);
     }
     for (int left = g; left > 0; left -= 8) lea(reg_p0, ptr[reg_p0 + reg_rs * std::min(left, 8)]);
@@ -255,10 +257,6 @@ void vertical_generator::group_body_f32(mode m, int g, bool fresh, bool exact) {
     // The running max and nanmax's temporary, past the rows' registers.
     const Xmm run = v(std::max(8, g)), tmp = v(std::max(8, g) + 1);
     for (int k = 0; k < g; ++k) ld(m, v(k), row(k), cfg_.src_dt);
-    if (!exact) {
-        if (g == 1) track_ordered(0, v(0));
-        for (int k = 0; k + 1 < g; k += 2) track_ordered_pair(k / 2, v(k), v(k + 1));
-    }
     for (int w = 1; w < g; w *= 2)
         for (int i = 0; i + w < g; i += 2 * w) {
             if (exact) nanmax(v(i), v(i + w), tmp);

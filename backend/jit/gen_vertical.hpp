@@ -88,6 +88,14 @@ private:
     // skewed by 16. AVX2 has 16 registers: 8 rows there; its 16-bit tiles
     // (4 rows) go straight.
     bool skews() const { return is512() || !raw16(); }
+    // AVX-512 f32: the passes find NaN by the invalid flag their maxes
+    // raise (jit_generator::fp_env_enter), tested once a pass; a pass
+    // that met one is redone exactly. The ordered-lane compares this
+    // replaced, one per two rows, cost channels-last 32x64x56x56 axis 0
+    // on Zen 4 10-15 points of the roofline when part of src came from
+    // memory: every instruction that waits on a load keeps loads from
+    // being issued (doc/performance.md, session 12).
+    bool flags_check() const { return is512() && !raw16(); }
     int skew_rows() const { return is512() ? 16 : 8; }
     int max_group() const { return skews() ? skew_rows() : group(); }
     enum class block { first, full, last };
@@ -184,16 +192,10 @@ private:
     void group_body(mode m, int g, bool fresh);
 
     // f32 lanes, g rows joined into the running max. exact: the NaN-aware
-    // max throughout. Otherwise (AVX-512) a plain vmaxps tree, and beside
-    // it one masked compare per pair of rows into the ordered-lane chains
-    // (track_ordered_pair), tested once per pass (pass()): only a pass
-    // whose rows hold a NaN is redone exactly. The exact max alone, a
-    // compare per row, held fewer loads in flight (65% of a streaming read
-    // at 64 MiB, doc/performance-history.md). The pairs replaced a vaddps tree (g - 1
-    // adds, also tripped by +inf meeting -inf): from the L3 on Zen 4,
-    // channels-last 32x64x56x56 axis 0 went from 58% to 64% of the
-    // roofline, 1x128x150x150 axis 1 from 76% to 80%.
-    // Junk lanes of a masked tail are zero: ordered, never stored.
+    // max throughout. Otherwise (AVX-512) a plain vmaxps tree, each row an
+    // operand of a max (g == 1 and fresh: stored as read), so that a NaN
+    // raises the invalid flag that pass() tests once (flags_check()).
+    // Junk lanes of a masked tail are zero, never NaN, never stored.
     void group_body_f32(mode m, int g, bool fresh, bool exact);
 
     // AVX-512, 16-bit lanes: the signed max tree alone is the answer where

@@ -121,6 +121,38 @@ void jit_generator::nanmax(const Xmm &a, const Xmm &b, const Xmm &tmp) {
     }
 }
 
+namespace {
+constexpr uint32_t mxcsr_flags = 0x3f;       // IE DE ZE OE UE PE, sticky
+constexpr uint32_t mxcsr_all_masked = 0x1f80; // IM DM ZM OM UM PM
+constexpr uint8_t mxcsr_invalid = 0x01;       // IE
+} // namespace
+
+void jit_generator::fp_env_enter() {
+    sub(rsp, 8);
+    stmxcsr(dword[rsp]);
+    mov(eax, dword[rsp]);
+    or_(eax, mxcsr_all_masked);
+    and_(eax, ~mxcsr_flags);
+    mov(dword[rsp + 4], eax);
+    ldmxcsr(dword[rsp + 4]);
+}
+
+void jit_generator::fp_env_leave() {
+    ldmxcsr(dword[rsp]);
+    add(rsp, 8);
+}
+
+void jit_generator::test_invalid_flag() {
+    stmxcsr(dword[rsp - 8]);
+    test(byte[rsp - 8], mxcsr_invalid);
+}
+
+void jit_generator::clear_fp_flags() {
+    stmxcsr(dword[rsp - 8]);
+    and_(dword[rsp - 8], ~mxcsr_flags);
+    ldmxcsr(dword[rsp - 8]);
+}
+
 void jit_generator::test_nan(const Xmm &v, const Xmm &tmp) {
     if (is512()) {
         vcmpps(k_ord_, v, v, cmp_unord_q);

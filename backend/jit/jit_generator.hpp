@@ -97,6 +97,21 @@ protected:
         knotw(k_seen_ord(0), k_seen_ord(0));
         kortestw(k_seen_ord(0), k_seen_ord(0));
     }
+    // f32: (V)MAXPS raises the invalid-operation flag (MXCSR.IE) when
+    // either operand is a NaN, quiet or signalling, so a run of plain
+    // maxes with memory operands tells afterwards whether it met one, at
+    // no cost per vector. fp_env_enter() (at entry: it pushes 8 bytes)
+    // keeps the caller's MXCSR and runs with every exception masked (no
+    // SIGFPE where the caller unmasked one) and the flags clear;
+    // fp_env_leave() restores the caller's, flags included, so a kernel
+    // leaves no trace in the caller's floating-point environment.
+    // fp_env_enter() clobbers eax.
+    void fp_env_enter();
+    void fp_env_leave();
+    // ZF clear (jnz taken) when a max met a NaN since the flags were last
+    // cleared; clear_fp_flags() clears them. Both use the red zone.
+    void test_invalid_flag();
+    void clear_fp_flags();
     // AVX-512 only: as nanmax on the lanes of k_tail_, others untouched.
     void nanmax_tail(const Xbyak::Xmm &a, const Xbyak::Xmm &b);
     // Lane 0 of v = NaN-aware max of all lanes of v. Clobbers t1, t2.

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <functional>
 
+#include <immintrin.h>
+
 #include "backend/jit/generators.hpp"
 #include "backend/jit/kernel_cache.hpp"
 #include "jit_test_util.hpp"
@@ -151,9 +153,12 @@ protected:
     std::function<uint32_t(int64_t, int64_t, uint32_t)> shape_src;
 
     // nan_src / nan_dst: (slice, column) pairs that get a negative NaN.
+    // caller_mxcsr, when not 0: the MXCSR the kernel is called with, which
+    // it must leave as it was (flags included).
     void run(family_t family, int64_t ncols, int64_t rows, bool accumulate,
             std::vector<std::pair<int64_t, int64_t>> nan_src,
-            std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed) {
+            std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed,
+            uint32_t caller_mxcsr = 0) {
         // The tiles with and without prefetching, with and without a
         // scratch tile (same results).
         const bool prefetch = family == family_t::vert_tile && seed % 2;
@@ -193,7 +198,16 @@ protected:
         const vert_call a {src.data(), dst.data(), ncols, rows, int64_t(stride * es), accumulate,
                 n_outer, int64_t(slice * es), int64_t(ncols * es),
                 with_scratch ? reinterpret_cast<void *>(at) : nullptr};
-        code->fn(&a);
+        if (caller_mxcsr) {
+            const uint32_t own = _mm_getcsr();
+            _mm_setcsr(caller_mxcsr);
+            code->fn(&a);
+            const uint32_t after = _mm_getcsr();
+            _mm_setcsr(own);
+            EXPECT_EQ(after, caller_mxcsr);
+        } else {
+            code->fn(&a);
+        }
         for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst.data(), i, dt()), want[i], dt(), i);
         EXPECT_TRUE(src.guards_ok());
         EXPECT_TRUE(dst.guards_ok());
@@ -244,6 +258,22 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
         }
     }
     run(family_t::vert_tile, 33000, 35, true, {{2, 16400}}, {}, seed++);
+}
+
+// The AVX-512 f32 tiles find NaN by the invalid flag of their maxes: a
+// caller's MXCSR comes back as it was, flags set or clear, and a caller
+// that unmasked the invalid exception gets no SIGFPE from a NaN.
+TEST_P(JitColumns, TilesLeaveTheCallersFloatingPointEnvironment) {
+    if (dt() != data_type::f32 || isa() != isa_t::avx512_core) GTEST_SKIP() << "no flags used";
+    constexpr uint32_t invalid_flag = 0x01, precision_flag = 0x20, invalid_mask = 0x80;
+    const uint32_t masked = _mm_getcsr() & ~0x3fu;
+    uint32_t seed = 1300;
+    for (uint32_t caller : {masked, masked | invalid_flag | precision_flag, masked & ~invalid_mask}) {
+        for (int64_t ncols : {300, 33000}) {
+            run(family_t::vert_tile, ncols, 35, false, {}, {}, seed++, caller);
+            run(family_t::vert_tile, ncols, 35, true, {{1, 20}}, {{2, 7}}, seed++, caller);
+        }
+    }
 }
 
 // All-negative rows (log-probabilities): the AVX-512 16-bit skewed passes
