@@ -46,6 +46,7 @@ private:
     Xmm minraw(int u) const { return scratch(u); }
 
     void generate() override {
+        if (blocks_by_flags()) fp_env_enter();
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
@@ -82,6 +83,7 @@ private:
         }
         L(l_done);
         vzeroupper();
+        if (blocks_by_flags()) fp_env_leave();
         ret();
     }
 
@@ -187,7 +189,7 @@ private:
             // into L2. AMD Zen 4, % of the roofline: f32 64x256x56x56 axes
             // 2,3 (196 MiB) 103 -> 108%, 4096x4096 axis 3 (64 MiB) 102 ->
             // 105%; from the L3 it cost 96 -> 79% (3 MiB).
-            if (cfg_.prefetch)
+            if (cfg_.prefetch && cfg_.block_n == 0)
                 for (int u = 0; u < loads * bytes; u += 64)
                     prefetcht1(ptr[reg_ptr + u + prefetch_ahead_bytes]);
             for (int u = 0; u < loads; ++u) load_u(u, ptr[reg_ptr + u * bytes]);

@@ -56,12 +56,18 @@ void inner_blocks_generator::fold(bool exact) {
 // order (a vector of each row in turn, 16 rows 256 B to 4 KiB apart) read
 // 25 MiB channels-last from L3 at half the speed on AMD Zen 4
 // (doc/performance-history.md, session 8).
-// AVX-512: the ordered-lane masks (track_ordered), exact; infinities of
-// both signs do not trip them as they tripped the vaddps totals that
-// were used before (a third of the benchmark's blocks were redone). A
-// partial last vector joins by a masked max (junk lanes zero, ordered).
+// AVX-512 from the caches (blocks_by_flags()): plain maxes, f32 rows
+// straight from memory into them; a NaN raises the invalid flag, which
+// the caller tests after the fold. With the ordered-lane compares used
+// before (one per vector) channels-last 32x64x56x56 axis 1 read 76-86% of
+// the roofline on Zen 4, 83-91% without. From memory (cfg_.prefetch: src
+// past the L3) the compares stay (track_ordered, exact; ZF clear when one
+// fired): without them 64x256x56x56 axis 1 (196 MiB) read 96-99% of the
+// roofline, with them 102-104%. A partial last vector joins by a masked
+// max (junk lanes zero, ordered, never NaN).
 // AVX2 (no opmasks; whole vectors only): four running vaddps totals,
-// NaN only if an element is or +inf met -inf.
+// NaN only if an element is or +inf met -inf; ZF clear (jnz taken) when
+// they fired, and the caller redoes the block exactly.
 void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &addr,
         const std::function<Xmm(int)> &acc_of, int nfull, bool tail) {
     const Reg64 p = r11, vcnt = r8;
@@ -69,16 +75,23 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     const Xmm totals[4] = {vmm(11), vmm(12), vmm(13), vmm(14)};  // AVX2
     int chain = 0;
     auto temp = [&] { return is512() ? vmm(16 + chain % 4) : vmm(8 + chain % 2); };
+    const bool flags = blocks_by_flags();
     auto take = [&](const Xmm &m, const Address &a, bool first) {
+        if (flags && !first && !raw16()) {
+            vmaxps(m, m, a);
+            return;
+        }
         const Xmm x = first ? m : temp();
         load(x, a, cfg_.src_dt);
-        if (is512()) track_ordered(chain, x);
-        else vaddps(totals[chain % 4], totals[chain % 4], x);
+        if (!is512()) vaddps(totals[chain % 4], totals[chain % 4], x);
+        else if (!flags) track_ordered(chain, x);
         ++chain;
         if (!first) vmaxps(m, m, x);
     };
-    if (is512()) reset_ordered();
-    else for (const Xmm &t : totals) vxorps(t, t, t);
+    if (!is512())
+        for (const Xmm &t : totals) vxorps(t, t, t);
+    else if (!flags)
+        reset_ordered();
     for (int k = 0; k < vlen(); ++k) {
         const Xmm m = acc_of(k);
         if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
@@ -101,10 +114,11 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
         if (tail) {
             const Xmm x = temp();
             load_tail(x, addr(k, nfull), cfg_.src_dt);
-            track_ordered(chain++, x);
+            if (!flags) track_ordered(chain++, x);
             vmaxps(m | k_tail_, m, x);
         }
     }
+    if (flags) return;
     if (is512()) {
         test_ordered_nan();
         return;
@@ -208,9 +222,18 @@ void inner_blocks_generator::blocks() {
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);
-        jnz(l_exact, T_NEAR);
-        fold(false);
-        jmp(l_folded, T_NEAR);
+        if (blocks_by_flags()) {
+            // Every element has been an operand of a max by the end of
+            // the fold: its flag tells whether one was NaN.
+            fold(false);
+            test_invalid_flag();
+            jz(l_folded, T_NEAR);
+            clear_fp_flags();
+        } else {
+            jnz(l_exact, T_NEAR);
+            fold(false);
+            jmp(l_folded, T_NEAR);
+        }
     }
     L(l_exact);
     for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);

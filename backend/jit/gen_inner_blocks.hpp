@@ -25,6 +25,10 @@ protected:
     // clobbers every vector register, r8-r11 and rax.
     void blocks();
 
+    // AVX-512 from the caches: the fast blocks find NaN by the invalid
+    // flag (jit_generator::fp_env_enter), in any dtype.
+    bool blocks_by_flags() const { return is512() && !cfg_.prefetch; }
+
 private:
     void fold(bool exact);
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,

@@ -15,7 +15,7 @@ using namespace Xbyak;
 
 void vertical_generator::generate() {
     push(rbx); push(rbp); push(r12); push(r13); push(r14); push(r15);
-    if (flags_check()) fp_env_enter();
+    if (nan_by_flags()) fp_env_enter();
     mov(reg_rs, ARG(row_stride));
     mov(reg_src, ARG(src));
     mov(reg_dst, ARG(dst));
@@ -50,7 +50,7 @@ void vertical_generator::generate() {
         jnz(l_outer, T_NEAR);
     }
     vzeroupper();
-    if (flags_check()) fp_env_leave();
+    if (nan_by_flags()) fp_env_leave();
     pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
     ret();
     if (skews()) {
@@ -166,7 +166,7 @@ void vertical_generator::pass(int g, bool fresh) {
         knotd(k_neg_mode, k_neg_mode);
         L(l_keep);
     }
-    if (flags_check()) {
+    if (nan_by_flags()) {
         // A NaN in the pass's rows (or its running max): the pass again,
         // exactly. It reads the same running max (or, where it wrote over
         // it, a max that only lacks the rows' NaNs), so the redo is exact

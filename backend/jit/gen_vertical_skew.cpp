@@ -58,7 +58,7 @@ void vertical_generator::skewed_block(block b, bool neg) {
                 if (r > 0) nanmax(v(slot), x, v(10 + r % 2));
                 continue;
             }
-            // A NaN raises the invalid flag (flags_check()). From the
+            // A NaN raises the invalid flag (nan_by_flags()). From the
             // caches the rows go straight into the maxes (channels-last
             // 32x64x56x56 axis 0 on Zen 4: 64-75% -> 81-86% of the
             // roofline, most where part of src comes from memory), while

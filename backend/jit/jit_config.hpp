@@ -32,10 +32,13 @@ struct kernel_config {
     // enough to fold a vector of outputs at once (0: none; AVX2: whole
     // vectors only).
     int block_n = 0;
-    // vert_tile: each row prefetches its line 2 KiB ahead into L2; inner:
-    // the rows' main loop does (not the blocks). Only for src that streams
-    // from memory: there it helps, while from the L3 it costs
-    // (gen_vertical.cpp, gen_inner.cpp).
+    // src streams from memory (at least the L3's size). vert_tile: each
+    // row prefetches its line 2 KiB ahead into L2; inner: the long rows'
+    // main loop does (not the blocks, nor the per-output loop of a config
+    // with blocks). There it helps, while from the L3 it costs
+    // (gen_vertical.cpp, gen_inner.cpp). With it the AVX-512 f32 tiles
+    // keep a register between load and max (gen_vertical_skew.cpp) and
+    // the blocks their ordered-lane compares (gen_inner_blocks.cpp).
     bool prefetch = false;
 
     auto tie() const {

@@ -276,8 +276,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
             cfg.block_n = static_cast<int>(P.n);
-        else
-            cfg.prefetch = from_memory;
+        cfg.prefetch = from_memory;
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory);
     }

@@ -62,28 +62,54 @@ isa_t isa_named(const char *name) {
     return std::string(name) == "avx512_core" ? isa_t::avx512_core : isa_t::avx2;
 }
 
+// MXCSR values a caller may hold: flags clear, some flags set, the
+// invalid exception unmasked (a NaN would trap if the kernel let it).
+std::vector<uint32_t> callers_mxcsr() {
+    constexpr uint32_t invalid_flag = 0x01, precision_flag = 0x20, invalid_mask = 0x80;
+    const uint32_t clear = _mm_getcsr() & ~0x3fu;
+    return {clear, clear | invalid_flag | precision_flag, clear & ~invalid_mask};
+}
+
+// Calls f with MXCSR = caller (0: as it is), expecting it unchanged after.
+template <typename F>
+void call_with_mxcsr(uint32_t caller, const F &f) {
+    if (!caller) return f();
+    const uint32_t own = _mm_getcsr();
+    _mm_setcsr(caller);
+    f();
+    const uint32_t after = _mm_getcsr();
+    _mm_setcsr(own);
+    EXPECT_EQ(after, caller);
+}
+
 class JitBlocks : public ::testing::TestWithParam<isa_dt_param> {
 protected:
     isa_t isa() const { return isa_named(std::get<0>(GetParam())); }
     data_type dt() const { return std::get<1>(GetParam()); }
 
+    // blocks: the code has blocks; from memory (kernel_config::prefetch,
+    // as plans for src past the L3 make it) they keep a register between
+    // load and max, and with no blocks the row loop prefetches.
+    enum class code_kind { blocks, blocks_from_memory, prefetching_rows };
+
     // outs outputs of n contiguous elements; dst joined when accumulate.
-    // nan_src / nan_dst: output indices that get a negative NaN. With
-    // `prefetching_rows` the code has no blocks and its row loop
-    // prefetches (kernel_config::prefetch), as plans for src larger than
-    // the L3 make it.
+    // nan_src / nan_dst: output indices that get a negative NaN.
+    // caller_mxcsr, when not 0: the MXCSR the kernel is called with, which
+    // it must leave as it was (flags included).
     void run(int64_t n, int64_t outs, bool accumulate, std::vector<int64_t> nan_src,
-            std::vector<int64_t> nan_dst, uint32_t seed, bool prefetching_rows = false) {
+            std::vector<int64_t> nan_dst, uint32_t seed, code_kind kind = code_kind::blocks,
+            uint32_t caller_mxcsr = 0) {
+        const bool prefetching_rows = kind == code_kind::prefetching_rows;
         SCOPED_TRACE("n=" + std::to_string(n) + " outs=" + std::to_string(outs)
                 + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed)
-                + " prefetching_rows=" + std::to_string(prefetching_rows));
+                + " kind=" + std::to_string(int(kind)));
         kernel_config cfg;
         cfg.isa = isa();
         cfg.family = family_t::inner;
         cfg.src_dt = cfg.dst_dt = dt();
         cfg.unroll = prefetching_rows ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
         cfg.block_n = prefetching_rows ? 0 : static_cast<int>(n);
-        cfg.prefetch = prefetching_rows;
+        cfg.prefetch = kind != code_kind::blocks;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
         guarded src(outs * n * es), dst(outs * es);
@@ -97,7 +123,7 @@ protected:
             want[o] = expected(src.data() + o * n * es, n, 1, dst.data() + o * es, accumulate, dt());
         const inner_call a {src.data(), dst.data(), outs, int64_t(n * es), int64_t(es), 1, 0, n,
                 accumulate};
-        code->fn(&a);
+        call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
         for (int64_t o = 0; o < outs; ++o) expect_same(get(dst.data(), o, dt()), want[o], dt(), o);
         EXPECT_TRUE(src.guards_ok());
         EXPECT_TRUE(dst.guards_ok());
@@ -112,10 +138,12 @@ TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
     for (int64_t n : {8, 16, 24, 32, 48, 56, 64, 96, 128, 160, 256}) {
         if (n > inner_block_max_n(dt())) continue;
         for (bool acc : {false, true}) {
-            run(n, 37, acc, {}, {}, seed++);
-            run(n, 37, acc, {3}, {}, seed++);
-            run(n, 37, acc, {20, 36}, {}, seed++);  // a later block, the remainder
-            if (acc) run(n, 37, acc, {}, {5, 17}, seed++);
+            for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory}) {
+                run(n, 37, acc, {}, {}, seed++, kind);
+                run(n, 37, acc, {3}, {}, seed++, kind);
+                run(n, 37, acc, {20, 36}, {}, seed++, kind);  // a later block, the remainder
+                if (acc) run(n, 37, acc, {}, {5, 17}, seed++, kind);
+            }
         }
     }
 }
@@ -126,10 +154,23 @@ TEST_P(JitBlocks, PrefetchingRowsLoop) {
     uint32_t seed = 100;
     for (int64_t n : {1000, 3136, 4099}) {
         for (bool acc : {false, true}) {
-            run(n, 5, acc, {}, {}, seed++, true);
-            run(n, 5, acc, {1, 4}, {}, seed++, true);
-            if (acc) run(n, 5, acc, {}, {2}, seed++, true);
+            run(n, 5, acc, {}, {}, seed++, code_kind::prefetching_rows);
+            run(n, 5, acc, {1, 4}, {}, seed++, code_kind::prefetching_rows);
+            if (acc) run(n, 5, acc, {}, {2}, seed++, code_kind::prefetching_rows);
         }
+    }
+}
+
+// AVX-512 blocks from the caches find NaN by the invalid flag of their
+// maxes, in every dtype: a caller's MXCSR comes back as it was, flags set
+// or clear, and a caller that unmasked the invalid exception gets no
+// SIGFPE from a NaN.
+TEST_P(JitBlocks, LeaveTheCallersFloatingPointEnvironment) {
+    if (isa() != isa_t::avx512_core) GTEST_SKIP() << "no flags used";
+    uint32_t seed = 300;
+    for (uint32_t caller : callers_mxcsr()) {
+        run(64, 37, false, {3}, {}, seed++, code_kind::blocks, caller);
+        run(48, 37, true, {20}, {5}, seed++, code_kind::blocks, caller);
     }
 }
 
@@ -198,16 +239,7 @@ protected:
         const vert_call a {src.data(), dst.data(), ncols, rows, int64_t(stride * es), accumulate,
                 n_outer, int64_t(slice * es), int64_t(ncols * es),
                 with_scratch ? reinterpret_cast<void *>(at) : nullptr};
-        if (caller_mxcsr) {
-            const uint32_t own = _mm_getcsr();
-            _mm_setcsr(caller_mxcsr);
-            code->fn(&a);
-            const uint32_t after = _mm_getcsr();
-            _mm_setcsr(own);
-            EXPECT_EQ(after, caller_mxcsr);
-        } else {
-            code->fn(&a);
-        }
+        call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
         for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst.data(), i, dt()), want[i], dt(), i);
         EXPECT_TRUE(src.guards_ok());
         EXPECT_TRUE(dst.guards_ok());
@@ -265,10 +297,8 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
 // that unmasked the invalid exception gets no SIGFPE from a NaN.
 TEST_P(JitColumns, TilesLeaveTheCallersFloatingPointEnvironment) {
     if (dt() != data_type::f32 || isa() != isa_t::avx512_core) GTEST_SKIP() << "no flags used";
-    constexpr uint32_t invalid_flag = 0x01, precision_flag = 0x20, invalid_mask = 0x80;
-    const uint32_t masked = _mm_getcsr() & ~0x3fu;
     uint32_t seed = 1300;
-    for (uint32_t caller : {masked, masked | invalid_flag | precision_flag, masked & ~invalid_mask}) {
+    for (uint32_t caller : callers_mxcsr()) {
         for (int64_t ncols : {300, 33000}) {
             run(family_t::vert_tile, ncols, 35, false, {}, {}, seed++, caller);
             run(family_t::vert_tile, ncols, 35, true, {{1, 20}}, {{2, 7}}, seed++, caller);
