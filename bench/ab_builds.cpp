@@ -92,6 +92,9 @@ bool parse(int argc, char **argv, options &o) {
             && !o.dirs.empty() && o.rounds > 0 && o.calls > 2;
 }
 
+// A child's block times go to its parent on this descriptor.
+constexpr int results_fd = 3;
+
 // Huge-page backed, as benchgraph's large buffers.
 void *big_buffer(size_t bytes) {
     const size_t huge = size_t(2) << 20, size = (bytes + huge - 1) / huge * huge;
@@ -218,7 +221,7 @@ int child(const options &o, const std::string &dir) {
             else cp.execute(strm, ins, outs);
             t = std::chrono::duration<double>(clock_type::now() - t0).count();
         }
-        if (write(1, ts.data(), ts.size() * sizeof(double)) < 0) return 1;
+        if (write(results_fd, ts.data(), ts.size() * sizeof(double)) < 0) return 1;
     }
     return 0;
 }
@@ -257,8 +260,11 @@ int main(int argc, char **argv) {
         if (pipe(a) || pipe(b)) return 1;
         pids[c] = fork();
         if (pids[c] == 0) {
+            // Times go back on fd 3; stdout joins stderr, so that what the
+            // library prints (CREST_VERBOSE) never mixes with them.
             dup2(a[0], 0);
-            dup2(b[1], 1);
+            dup2(b[1], results_fd);
+            dup2(2, 1);
             if (c > 0) setenv("LD_LIBRARY_PATH", names[c].c_str(), 1);
             std::vector<char *> args {argv[0], const_cast<char *>("--child")};
             for (int i = 1; i < argc; ++i)
