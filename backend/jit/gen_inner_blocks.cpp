@@ -56,18 +56,18 @@ void inner_blocks_generator::fold(bool exact) {
 // order (a vector of each row in turn, 16 rows 256 B to 4 KiB apart) read
 // 25 MiB channels-last from L3 at half the speed on AMD Zen 4
 // (doc/performance-history.md, session 8).
-// AVX-512 from the caches (blocks_by_flags()): plain maxes, f32 rows
-// straight from memory into them; a NaN raises the invalid flag, which
-// the caller tests after the fold. With the ordered-lane compares used
-// before (one per vector) channels-last 32x64x56x56 axis 1 read 76-86% of
-// the roofline on Zen 4, 83-91% without. From memory (cfg_.prefetch: src
-// past the L3) the compares stay (track_ordered, exact; ZF clear when one
-// fired): without them 64x256x56x56 axis 1 (196 MiB) read 96-99% of the
-// roofline, with them 102-104%. A partial last vector joins by a masked
-// max (junk lanes zero, ordered, never NaN).
-// AVX2 (no opmasks; whole vectors only): four running vaddps totals,
-// NaN only if an element is or +inf met -inf; ZF clear (jnz taken) when
-// they fired, and the caller redoes the block exactly.
+// From the caches (blocks_by_flags()): plain maxes, f32 rows straight
+// from memory into them; a NaN raises the invalid flag, which the caller
+// tests after the fold. With the ordered-lane compares used before (one
+// per vector) channels-last 32x64x56x56 axis 1 read 76-86% of the
+// roofline on Zen 4, 83-91% without. From memory (cfg_.prefetch: src past
+// the L3) the checks stay, ZF clear (jnz taken) when one fired and the
+// caller then redoes the block exactly: without them 64x256x56x56 axis 1
+// (196 MiB) read 96-99% of the roofline, with them 102-104%. AVX-512: the
+// ordered-lane masks (track_ordered), exact; a partial last vector joins
+// by a masked max (junk lanes zero, ordered, never NaN). AVX2 (no
+// opmasks; whole vectors only): four running vaddps totals, NaN only if
+// an element is or +inf met -inf.
 void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &addr,
         const std::function<Xmm(int)> &acc_of, int nfull, bool tail) {
     const Reg64 p = r11, vcnt = r8;
@@ -83,15 +83,14 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
         }
         const Xmm x = first ? m : temp();
         load(x, a, cfg_.src_dt);
-        if (!is512()) vaddps(totals[chain % 4], totals[chain % 4], x);
-        else if (!flags) track_ordered(chain, x);
+        if (!flags && is512()) track_ordered(chain, x);
+        else if (!flags) vaddps(totals[chain % 4], totals[chain % 4], x);
         ++chain;
         if (!first) vmaxps(m, m, x);
     };
-    if (!is512())
-        for (const Xmm &t : totals) vxorps(t, t, t);
+    if (!flags && is512()) reset_ordered();
     else if (!flags)
-        reset_ordered();
+        for (const Xmm &t : totals) vxorps(t, t, t);
     for (int k = 0; k < vlen(); ++k) {
         const Xmm m = acc_of(k);
         if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
@@ -210,54 +209,74 @@ void inner_blocks_generator::blocks() {
     lea(os3, ptr[os + os * 2]);
     lea(os5, ptr[os + os * 4]);
     lea(os7, ptr[os3 + os * 4]);
-    // One row per output (channels-last reducing C): first the fast
-    // block; the exact one only after it saw a NaN.
+    // Every row of the block's outputs, vector-major: consecutive
+    // instructions feed different accumulators (each max waits on its own
+    // accumulator's last one); the 16 rows are one contiguous run when
+    // rows are dense, so reads stay local. exact: the NaN-aware max; else
+    // plain maxes (f32 rows straight from memory) that raise the invalid
+    // flag. Moves pa and pb.
+    auto all_rows = [&](bool exact) {
+        for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);
+        mov(rows, ARG(rows));
+        Label l_row;
+        L(l_row);
+        walk_vectors(0, nfull, [&](int v) {
+            for (int k = 0; k < vlen(); ++k) {
+                if (!exact && !raw16()) {
+                    vmaxps(acc_of(k), acc_of(k), addr(k, v));
+                    continue;
+                }
+                load(x, addr(k, v), cfg_.src_dt);
+                if (exact) nanmax(acc_of(k), x, t);
+                else vmaxps(acc_of(k), acc_of(k), x);
+            }
+        });
+        if (tail)
+            for (int k = 0; k < vlen(); ++k) {
+                load_tail(x, addr(k, nfull), cfg_.src_dt);
+                if (exact) nanmax_tail(acc_of(k), x);
+                else vmaxps(acc_of(k) | k_tail_, acc_of(k), x);
+            }
+        add(pa, ARG(row_stride));
+        add(pb, ARG(row_stride));
+        dec(rows);
+        jnz(l_row, T_NEAR);
+    };
+    // First the fast block (one row per output: channels-last reducing C)
+    // or the rows with plain maxes; the exact rows only after a NaN.
     Label l_exact, l_folded;
     L(l_block);
     cmp(reg_nout, vlen());
     jl(l_end, T_NEAR);
     mov(pa, reg_src);
     lea(pb, ptr[reg_src + os * 8]);
-    if (is512() || !tail) {
+    if (blocks_by_flags()) {
+        Label l_rows, l_fold;
+        cmp(ARG(rows), 1);
+        jne(l_rows, T_NEAR);
+        block_fast(addr, acc_of, nfull, tail);
+        jmp(l_fold, T_NEAR);
+        L(l_rows);
+        all_rows(false);
+        L(l_fold);
+        // Every element has been an operand of a max by the end of the
+        // fold: its flag tells whether one was NaN.
+        fold(false);
+        test_invalid_flag();
+        jz(l_folded, T_NEAR);
+        clear_fp_flags();
+        mov(pa, reg_src);
+        lea(pb, ptr[reg_src + os * 8]);
+    } else if (is512() || !tail) {
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);
-        if (blocks_by_flags()) {
-            // Every element has been an operand of a max by the end of
-            // the fold: its flag tells whether one was NaN.
-            fold(false);
-            test_invalid_flag();
-            jz(l_folded, T_NEAR);
-            clear_fp_flags();
-        } else {
-            jnz(l_exact, T_NEAR);
-            fold(false);
-            jmp(l_folded, T_NEAR);
-        }
+        jnz(l_exact, T_NEAR);
+        fold(false);
+        jmp(l_folded, T_NEAR);
     }
     L(l_exact);
-    for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);
-    mov(rows, ARG(rows));
-    Label l_row;
-    L(l_row);
-    // Vector-major: consecutive instructions feed different accumulators
-    // (each max waits on its own accumulator's last one); the 16 rows
-    // are one contiguous run when rows are dense, so reads stay local.
-    walk_vectors(0, nfull, [&](int v) {
-        for (int k = 0; k < vlen(); ++k) {
-            load(x, addr(k, v), cfg_.src_dt);
-            nanmax(acc_of(k), x, t);
-        }
-    });
-    if (tail)
-        for (int k = 0; k < vlen(); ++k) {
-            load_tail(x, addr(k, nfull), cfg_.src_dt);
-            nanmax_tail(acc_of(k), x);
-        }
-    add(pa, ARG(row_stride));
-    add(pb, ARG(row_stride));
-    dec(rows);
-    jnz(l_row, T_NEAR);
+    all_rows(true);
     fold(true);
     L(l_folded);
     Label l_store;

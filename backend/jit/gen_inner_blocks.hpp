@@ -25,9 +25,9 @@ protected:
     // clobbers every vector register, r8-r11 and rax.
     void blocks();
 
-    // AVX-512 from the caches: the fast blocks find NaN by the invalid
-    // flag (jit_generator::fp_env_enter), in any dtype.
-    bool blocks_by_flags() const { return is512() && !cfg_.prefetch; }
+    // From the caches the fast blocks find NaN by the invalid flag
+    // (jit_generator::fp_env_enter), in any dtype.
+    bool blocks_by_flags() const { return cfg_.block_n > 0 && !cfg_.prefetch; }
 
 private:
     void fold(bool exact);

@@ -250,7 +250,7 @@ void vertical_generator::group_body(mode m, int g, bool fresh) {
     }
     if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
     if (raw16()) return group_body_raw(m, g, fresh);
-    group_body_f32(m, g, fresh, !is512() || m == mode::scalar);
+    group_body_f32(m, g, fresh, m == mode::scalar);
 }
 
 void vertical_generator::group_body_f32(mode m, int g, bool fresh, bool exact) {

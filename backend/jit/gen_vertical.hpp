@@ -88,14 +88,15 @@ private:
     // skewed by 16. AVX2 has 16 registers: 8 rows there; its 16-bit tiles
     // (4 rows) go straight.
     bool skews() const { return is512() || !raw16(); }
-    // AVX-512 f32: the passes find NaN by the invalid flag
-    // their maxes raise, tested once a pass; a pass that met one is redone
-    // exactly. The ordered-lane compares this replaced, one per two rows,
+    // f32: the passes find NaN by the invalid flag their maxes raise,
+    // tested once a pass; a pass that met one is redone exactly. The
+    // ordered-lane compares this replaced on AVX-512, one per two rows,
     // cost channels-last 32x64x56x56 axis 0 on Zen 4 10-15 points of the
     // roofline when part of src came from memory: every instruction that
     // waits on a load keeps loads from being issued (doc/performance.md,
-    // session 12).
-    bool nan_by_flags() const { return is512() && !raw16(); }
+    // session 12). AVX2 had the NaN-aware max itself (3 instructions a
+    // row vector, not 1).
+    bool nan_by_flags() const { return !raw16(); }
     int skew_rows() const { return is512() ? 16 : 8; }
     int max_group() const { return skews() ? skew_rows() : group(); }
     enum class block { first, full, last };
@@ -192,7 +193,7 @@ private:
     void group_body(mode m, int g, bool fresh);
 
     // f32 lanes, g rows joined into the running max. exact: the NaN-aware
-    // max throughout. Otherwise (AVX-512) a plain vmaxps tree, each row an
+    // max throughout. Otherwise a plain vmaxps tree, each row an
     // operand of a max (g == 1 and fresh: stored as read), so that a NaN
     // raises the invalid flag that pass() tests once (nan_by_flags()).
     // Junk lanes of a masked tail are zero, never NaN, never stored.

@@ -72,7 +72,7 @@ private:
 
     void generate() override {
         if (raw16()) return generate_keys();
-        if (is512()) fp_env_enter();
+        fp_env_enter();
         mov(reg_rs, ARG(row_stride));
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
@@ -87,12 +87,10 @@ private:
         L(l_outer);
         {
             Label l_store;
-            if (is512()) {
-                rows_flagged();
-                jz(l_store, T_NEAR);  // no NaN anywhere in the slice
-            }
+            rows_flagged();
+            jz(l_store, T_NEAR);  // no NaN anywhere in the slice
             rows_exact();
-            if (is512()) clear_fp_flags();  // for the next slice's test
+            clear_fp_flags();  // for the next slice's test
             L(l_store);
             for (int i = 0; i < nv(); ++i) {
                 const Address a = ptr[reg_dst + i * vlen() * dsz()];
@@ -105,7 +103,7 @@ private:
             jnz(l_outer, T_NEAR);
         }
         vzeroupper();
-        if (is512()) fp_env_leave();
+        fp_env_leave();
         ret();
     }
 
@@ -167,15 +165,16 @@ private:
                 [](const Xmm &) {});
     }
 
-    // AVX-512: the rows straight from memory into plain maxes (the last
-    // vector's under the tail mask: junk lanes neither read nor NaN); a
+    // The rows straight from memory into plain maxes (AVX-512: the last
+    // vector's under the tail mask, junk lanes neither read nor NaN); a
     // NaN read, or in dst when accumulating, raises the invalid flag
     // (jit_generator::fp_env_enter), tested once per slice: ZF clear (jnz
     // taken) when it fired, and the slice is then redone exactly. The
     // masked compares this replaced (one per two rows' vectors, as the
     // tiles had) held channels-last 32x64x56x56 axes 2,3 on Zen 4 at
     // 85-88% of the roofline, 99% without (from memory, 196 MiB, they
-    // were 2-3 points ahead: 102% against 99-100%).
+    // were 2-3 points ahead: 102% against 99-100%). AVX2 (whole vectors
+    // only, plan.cpp) had the NaN-aware max itself.
     void rows_flagged() {
         rows([&](int set, bool) {
                     for (int i = 0; i < nv(); ++i) {

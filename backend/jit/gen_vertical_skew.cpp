@@ -51,13 +51,6 @@ void vertical_generator::skewed_block(block b, bool neg) {
                 skewed_load16(slot, r, a, neg);
                 continue;
             }
-            if (!is512()) {
-                // AVX2: the NaN-aware max itself, no check to redo.
-                const Xmm x = r == 0 ? v(slot) : v(8 + r % 2);
-                vmovups(x, a);
-                if (r > 0) nanmax(v(slot), x, v(10 + r % 2));
-                continue;
-            }
             // A NaN raises the invalid flag (nan_by_flags()). From the
             // caches the rows go straight into the maxes (channels-last
             // 32x64x56x56 axis 0 on Zen 4: 64-75% -> 81-86% of the
@@ -65,11 +58,12 @@ void vertical_generator::skewed_block(block b, bool neg) {
             // the prefetching tiles keep a register between (f32
             // 64x256x56x56 axis 0, 199 MiB: 94-96% with memory operands,
             // 100-101% without).
+            const Xmm x = is512() ? v(16 + r % 15) : v(8 + r % 8);
             if (r == 0) {
                 vmovups(v(slot), a);
             } else if (cfg_.prefetch) {
-                vmovups(v(16 + r % 15), a);
-                vmaxps(v(slot), v(slot), v(16 + r % 15));
+                vmovups(x, a);
+                vmaxps(v(slot), v(slot), x);
             } else {
                 vmaxps(v(slot), v(slot), a);
             }
@@ -84,12 +78,7 @@ void vertical_generator::skewed_block(block b, bool neg) {
         }
         // The running max's NaN stays (vmaxps returns its second
         // operand when either is NaN).
-        if (is512()) {
-            vmaxps(v(slot), v(slot), ptr[reg_pd + disp]);
-        } else {
-            vmovups(v(12), ptr[reg_pd + disp]);
-            nanmax(v(slot), v(12), v(13));
-        }
+        vmaxps(v(slot), v(slot), ptr[reg_pd + disp]);
         vmovups(ptr[reg_pd + reg_to + disp], v(slot));
     }
 }
