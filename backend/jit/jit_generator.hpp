@@ -72,8 +72,9 @@ protected:
     // ZF clear (jnz taken) when any f32 lane of v is NaN, as the sum
     // checks test their sums. Clobbers k_ord_ (AVX-512) or tmp (AVX2).
     void test_nan(const Xbyak::Xmm &v, const Xbyak::Xmm &tmp);
-    // AVX-512, f32 lanes: NaN found by masked compares beside the max's
-    // chain, one instruction per vector. k_seen_ord(c), c < ord_chains,
+    // AVX-512, f32 lanes, where the invalid flag below is not used (long
+    // inner rows, blocks from memory): NaN found by masked compares beside
+    // the max's chain, one instruction per vector. k_seen_ord(c), c < ord_chains,
     // keeps the lanes ordered in every vector taken so far on chain c
     // (several chains: a compare waits on its chain's last one).
     // reset_ordered() sets every chain to all lanes ...
@@ -82,12 +83,10 @@ protected:
     void reset_ordered() {
         for (int c = 0; c < ord_chains; ++c) kxnorw(k_seen_ord(c), k_seen_ord(c), k_seen_ord(c));
     }
-    // ... track_ordered_pair(c, x, y) takes x's and y's lanes on chain c
-    // at once (ordered: neither is NaN), track_ordered(c, x) x's alone ...
-    void track_ordered_pair(int c, const Xbyak::Xmm &x, const Xbyak::Xmm &y) {
-        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, y, cmp_ord_q);
+    // ... track_ordered(c, x) takes x's lanes on chain c ...
+    void track_ordered(int c, const Xbyak::Xmm &x) {
+        vcmpps(k_seen_ord(c) | k_seen_ord(c), x, x, cmp_ord_q);
     }
-    void track_ordered(int c, const Xbyak::Xmm &x) { track_ordered_pair(c, x, x); }
     // ... and test_ordered_nan() leaves ZF clear (jnz taken) when a lane of
     // any chain saw a NaN. Clobbers the chains.
     void test_ordered_nan() {
