@@ -17,14 +17,18 @@ constexpr int64_t vertical_min_cols_per_chunk = 4096;
 // Whether src is too big to stay in the L3 from one call to the next
 // (which other data shares), so that the kernels read it from memory:
 // there software prefetching helps, from the L3 it costs (gen_vertical.cpp,
-// gen_inner.cpp). At exactly the L3's size it still helped (f16 4096x4096
-// axis 2 on Zen 4: 57% -> 60%). Small problems never ask for the L3's size
-// (a file read, once per process).
-bool streams_from_memory(int64_t src_bytes) {
+// gen_inner.cpp). At exactly the L3's size it still helped the vertical
+// tiles, many streams a thread (f16 4096x4096 axis 2 on Zen 4: 57% -> 60%,
+// session 12 68-71% -> 78-79%), and cost the inner rows, one stream a
+// thread (bf16 4096x4096 axis 3: 72-86% without, 63-78% with): those
+// (`one_stream`) take it only past the L3's size. Small problems never
+// ask for the L3's size (a file read, once per process).
+bool streams_from_memory(int64_t src_bytes, bool one_stream) {
     constexpr int64_t unknown_l3 = 32 << 20;
     if (src_bytes <= (1 << 20)) return false;
-    const int64_t l3 = l3_cache_bytes();
-    return src_bytes >= (l3 > 0 ? l3 : unknown_l3);
+    const int64_t l3_bytes = l3_cache_bytes();
+    const int64_t l3 = l3_bytes > 0 ? l3_bytes : unknown_l3;
+    return one_stream ? src_bytes > l3 : src_bytes >= l3;
 }
 
 // Vertical plans with few columns: whether the outermost output dim is also
@@ -265,7 +269,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         }
     }
     cfg.src_dt = cfg.dst_dt = P.dt;
-    const bool from_memory = streams_from_memory(P.src_bytes);
+    const bool from_memory = streams_from_memory(P.src_bytes, false);
     if (P.kind == plan_kind::inner) {
         // Enough accumulators to hide latency, few enough that folding them
         // stays cheap next to a short row.
@@ -276,7 +280,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
             cfg.block_n = static_cast<int>(P.n);
-        cfg.prefetch = from_memory;
+        cfg.prefetch = streams_from_memory(P.src_bytes, true);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory);
     }

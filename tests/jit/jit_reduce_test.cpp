@@ -422,11 +422,14 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     ASSERT_EQ(big.kind, plan_kind::vertical);
     EXPECT_FALSE(small.code->cfg.prefetch);
     EXPECT_TRUE(big.code->cfg.prefetch);
-    // From exactly the L3's size on (whole 4 MiB rows, as the L3s are).
+    // From exactly the L3's size on (whole 4 MiB rows, as the L3s are);
+    // inner rows (one stream a thread) only past it.
     const int64_t l3_rows = l3 / (int64_t(4) << 20);
     if (l3 % (int64_t(4) << 20) == 0 && l3_rows >= 2) {
         EXPECT_TRUE(make({1, l3_rows, 1024, 1024}, 0b0010).code->cfg.prefetch);
         EXPECT_FALSE(make({1, l3_rows - 1, 1024, 1024}, 0b0010).code->cfg.prefetch);
+        EXPECT_FALSE(make({1, l3_rows, 1024, 1024}, 0b1100).code->cfg.prefetch);
+        EXPECT_TRUE(make({1, l3_rows + 1, 1024, 1024}, 0b1100).code->cfg.prefetch);
     }
     // NCHW reducing C and W (short rows, far-apart rows dim): two stages.
     const plan slabs = make({big_rows, 64, 256, 64}, 0b1010);
