@@ -46,7 +46,10 @@ private:
     Xmm minraw(int u) const { return scratch(u); }
 
     void generate() override {
-        if (blocks_by_flags()) fp_env_enter();
+        // Every inner kernel: the blocks from the caches find NaN by the
+        // invalid flag, and the others' maxes would raise it in the
+        // caller's environment (and trap where it unmasked it).
+        fp_env_enter();
         mov(reg_src, ARG(src));
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
@@ -83,7 +86,7 @@ private:
         }
         L(l_done);
         vzeroupper();
-        if (blocks_by_flags()) fp_env_leave();
+        fp_env_leave();
         ret();
     }
 

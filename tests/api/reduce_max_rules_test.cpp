@@ -1,6 +1,7 @@
 // Every row of the ReduceMax table of ops.md, through the public API:
 // graph -> finalize -> partition -> compile -> execute, against the naive
 // loop. Each test runs with the default backend choice and with "ref".
+#include <fenv.h>
 #include <pthread.h>
 
 #include <cstring>
@@ -250,6 +251,52 @@ TEST_P(ReduceMaxApi, RandomSweepMatchesNaive) {
         if (axes.empty()) want = d;
         check(t, d, axes, keep, want, seed, r() % 2);
         if (HasFailure()) break;
+    }
+}
+
+// A caller that unmasked the invalid exception (feenableexcept) gets no
+// SIGFPE from NaN inputs, and finds no flag raised: one problem per
+// kernel family (inner rows, blocks of one and of several rows, vertical
+// tiles, register columns, strided src, bf16/f16), each small enough to
+// run on the calling thread, whose floating-point environment it is.
+TEST_P(ReduceMaxApi, NaNInputsWithTheInvalidExceptionUnmasked) {
+    struct shape {
+        dt t;
+        dims d, strides;
+        std::vector<int64_t> axes;
+    };
+    const shape shapes[] = {
+        {dt::f32, {2, 5000}, {}, {1}},
+        {dt::f32, {512, 64}, {}, {1}},
+        {dt::f32, {64, 8, 64}, {}, {0, 2}},
+        {dt::f32, {64, 4096}, {}, {0}},
+        {dt::f32, {512, 64}, {}, {0}},
+        {dt::f32, {64, 100}, {200, 2}, {1}},
+        {dt::f32, {64, 100}, {200, 2}, {0}},
+        {dt::bf16, {512, 64}, {}, {1}},
+        {dt::f16, {64, 4096}, {}, {0}},
+        {dt::f16, {2, 5000}, {}, {1}},
+    };
+    uint64_t seed = 40;
+    for (const shape &s : shapes) {
+        SCOPED_TRACE(std::string(dt_name(s.t)) + " shape " + std::to_string(s.d[0]) + "x"
+                + std::to_string(s.d[1]) + " axis " + std::to_string(s.axes[0]));
+        reduce_graph rg = attr_graph(s.t, s.d, s.axes, false);
+        if (!s.strides.empty()) rg.src = lt(src_id, s.t, s.d, s.strides);
+        const compiled_partition cp = rg.compile(eng);
+        const auto src = random_bits(s.t, span(s.d, rg.src.get_strides()), seed++, true);
+        const lt dst = cp.query_logical_tensor(dst_id);
+        guarded out(s.t, span(dst.get_dims(), dst.get_strides()));
+        stream strm(eng);
+        feclearexcept(FE_ALL_EXCEPT);
+        feenableexcept(FE_INVALID);
+        cp.execute(strm, {tensor(cp.query_logical_tensor(src_id), eng,
+                                 const_cast<uint8_t *>(src.data()))},
+                {tensor(dst, eng, out.data())});
+        const int raised = fetestexcept(FE_INVALID);
+        fedisableexcept(FE_INVALID);
+        EXPECT_EQ(raised, 0) << cp.get_kernel_name();
+        run_and_check(cp, eng, src, s.axes, false);
     }
 }
 
