@@ -214,8 +214,10 @@ void inner_blocks_generator::blocks() {
     // accumulator's last one); the 16 rows are one contiguous run when
     // rows are dense, so reads stay local. exact: the NaN-aware max; else
     // plain maxes (f32 rows straight from memory) that raise the invalid
-    // flag. Moves pa and pb.
+    // flag. Starts pa and pb at the block's first row and moves them.
     auto all_rows = [&](bool exact) {
+        mov(pa, reg_src);
+        lea(pb, ptr[reg_src + os * 8]);
         for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);
         mov(rows, ARG(rows));
         Label l_row;
@@ -265,8 +267,6 @@ void inner_blocks_generator::blocks() {
         test_invalid_flag();
         jz(l_folded, T_NEAR);
         clear_fp_flags();
-        mov(pa, reg_src);
-        lea(pb, ptr[reg_src + os * 8]);
     } else if (is512() || !tail) {
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
