@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "backend/dnnl/dnnl_compat.hpp"
+#include "backend/fp_env.hpp"
 
 namespace crest::impl::dnnl_backend {
 namespace {
@@ -183,6 +184,10 @@ public:
         } catch (const dnnl::error &) {
             return;  // cannot happen for CPU memory; never let it escape
         }
+        // oneDNN's maxes raise the invalid flag on NaN: the calling thread
+        // runs them masked and gets its own flags back. Its OpenMP workers
+        // keep the environment they were created in (dispatch.cpp).
+        const masked_fp_scope fp_env;
         // The C API takes a prebuilt argument array: no std::unordered_map
         // per call on our side (the C++ execute() builds one).
         if (dnnl_primitive_execute(prim_.get(), stream_.get(), nargs_, args_)

@@ -1,12 +1,39 @@
 #include "src/exec/dispatch.hpp"
 
+#include <memory>
+#include <utility>
+
 #include "backend/dnnl/dnnl_backend.hpp"
+#include "backend/fp_env.hpp"
 #include "backend/jit/jit_backend.hpp"
 #include "backend/ref/ref_backend.hpp"
 #include "crest/error.hpp"
 #include "src/engine_impl.hpp"
 
 namespace crest::impl {
+namespace {
+
+// oneDNN's kernel where the calling thread masks every floating-point
+// exception, crest's exact kernel where it traps on one. oneDNN's OpenMP
+// workers keep the floating-point environment of the thread that created
+// them: workers created while a caller had FE_INVALID unmasked die of
+// SIGFPE on a NaN even when the call itself runs masked (masked_fp_scope
+// covers the calling thread only).
+class trap_safe_kernel : public kernel {
+public:
+    trap_safe_kernel(kernel_ptr fast, kernel_ptr exact)
+        : fast_(std::move(fast)), exact_(std::move(exact)) {}
+
+    void execute(const void *const *inputs, void *const *outputs) const override {
+        (fp_traps_enabled() ? exact_ : fast_)->execute(inputs, outputs);
+    }
+    std::string name() const override { return fast_->name(); }
+
+private:
+    kernel_ptr fast_, exact_;
+};
+
+} // namespace
 
 kernel_ptr select_reduce_max_kernel(
         const reduce_problem &p, fpmath_mode mode, const engine &eng) {
@@ -19,7 +46,13 @@ kernel_ptr select_reduce_max_kernel(
     std::string why_dnnl, why_jit;
     const bool try_dnnl = any || want == "dnnl";
     if (try_dnnl && mode == fpmath_mode::any) {
-        if (auto k = dnnl_backend::make_reduce_max(p, pool, any, &why_dnnl)) return k;
+        if (auto k = dnnl_backend::make_reduce_max(p, pool, any, &why_dnnl)) {
+            if (!any) return k;
+            std::string unused;
+            kernel_ptr exact = jit::make_reduce_max(p, pool, &unused);
+            if (!exact) exact = ref::make_reduce_max(p);
+            return std::make_shared<trap_safe_kernel>(std::move(k), std::move(exact));
+        }
     }
     const bool try_jit = any || want == "jit";
     if (try_jit) {

@@ -2,6 +2,8 @@
 // public API, run it, and compare with the naive loop of tests/ref.
 #pragma once
 
+#include <fenv.h>
+
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -71,8 +73,9 @@ struct reduce_graph {
         return parts.at(0);
     }
 
-    compiled_partition compile(const engine &eng) const {
-        graph g(engine::kind::cpu);
+    compiled_partition compile(const engine &eng,
+            fpmath_mode mode = fpmath_mode::strict) const {
+        graph g(engine::kind::cpu, mode);
         partition p = build(g);
         std::vector<lt> ins {src};
         if (axes_in) ins.push_back(*axes_in);
@@ -147,10 +150,13 @@ inline impl::reduce_problem problem_of(const lt &src, const lt &dst,
 
 // Executes cp on src bits; returns the guarded dst after checking every
 // element against the naive loop and every other element untouched.
+// trap_invalid: the execution runs with FE_INVALID unmasked (a NaN met by
+// a floating-point max kills the process with SIGFPE) and must leave the
+// invalid flag clear.
 inline void run_and_check(const compiled_partition &cp, const engine &eng,
         const std::vector<uint8_t> &src_bits,
         const std::vector<int64_t> &axes_norm, bool keep,
-        const void *axes_data = nullptr) {
+        const void *axes_data = nullptr, bool trap_invalid = false) {
     const lt src = cp.query_logical_tensor(src_id);
     const lt dst = cp.query_logical_tensor(dst_id);
     ASSERT_EQ(dst.get_layout_type(), ltype::strided);
@@ -162,7 +168,16 @@ inline void run_and_check(const compiled_partition &cp, const engine &eng,
     if (axes_data)
         ins.emplace_back(cp.query_logical_tensor(axes_id), eng,
                 const_cast<void *>(axes_data));
+    if (trap_invalid) {
+        feclearexcept(FE_ALL_EXCEPT);
+        feenableexcept(FE_INVALID);
+    }
     cp.execute(strm, ins, {tensor(dst, eng, out.data())});
+    if (trap_invalid) {
+        const int raised = fetestexcept(FE_INVALID);
+        fedisableexcept(FE_INVALID);
+        EXPECT_EQ(raised, 0) << cp.get_kernel_name() << " left the invalid flag raised";
+    }
     const auto expect = naive_reduce_max(p, src_bits);
     for (int64_t i = -guard_elems; i < out.capacity() + guard_elems; ++i) {
         auto it = expect.find(i);
