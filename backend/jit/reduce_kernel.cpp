@@ -220,9 +220,10 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
                 run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch);
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
+                    const int64_t next = std::min<int64_t>(cnt - c0 - c, tile);
                     transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
                             d + (j + c0) / cn * 4, P.jsub[1].ds,
-                            P.isa == isa_t::avx512_core ? 16 : 8);
+                            P.isa == isa_t::avx512_core ? 16 : 8, next / cn);
                 } else if (D.sub) {
                     scatter_sub(P, d, buf, D.dsz, j + c0, c);
                 } else {

@@ -21,9 +21,10 @@ void scalar_block(const float *buf, int64_t cn, int64_t p0, int64_t p1,
 }
 
 // 16 rows of 16 floats (row r at in + r * ld) to 16 columns: out row i
-// (at out + i * c_stride) holds element i of every input row.
-__attribute__((target("avx512f"))) void transpose16(const float *in,
-        int64_t ld, char *out, int64_t c_stride) {
+// (at out + i * c_stride) holds element i of every input row. ahead, if
+// not null: the lines at ahead + i * c_stride are prefetched for writing.
+__attribute__((target("avx512f,prfchw"))) void transpose16(const float *in,
+        int64_t ld, char *out, int64_t c_stride, const char *ahead) {
     __m512 r[16], t[16];
     for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * ld);
     // Interleave pairs of rows, then pairs of pairs (within 128-bit lanes).
@@ -51,11 +52,13 @@ __attribute__((target("avx512f"))) void transpose16(const float *in,
     }
     for (int i = 0; i < 16; ++i)
         _mm512_storeu_ps(reinterpret_cast<float *>(out + i * c_stride), t[i]);
+    if (ahead)
+        for (int i = 0; i < 16; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
 }
 
 // 8 rows of 8 floats to 8 columns, as transpose16 with 256-bit vectors.
-__attribute__((target("avx2"))) void transpose8(const float *in, int64_t ld, char *out,
-        int64_t c_stride) {
+__attribute__((target("avx2,prfchw"))) void transpose8(const float *in, int64_t ld,
+        char *out, int64_t c_stride, const char *ahead) {
     __m256 r[8], t[8];
     for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * ld);
     for (int i = 0; i < 8; i += 2) {
@@ -76,19 +79,22 @@ __attribute__((target("avx2"))) void transpose8(const float *in, int64_t ld, cha
     }
     for (int i = 0; i < 8; ++i)
         _mm256_storeu_ps(reinterpret_cast<float *>(out + i * c_stride), t[i]);
+    if (ahead)
+        for (int i = 0; i < 8; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
 }
 
 } // namespace
 
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
-        int64_t c_stride, int lanes) {
+        int64_t c_stride, int lanes, int64_t next_m) {
     const int64_t w = lanes, mw = m / w * w, cw = cn / w * w;
     for (int64_t p = 0; p < mw; p += w)
         for (int64_t c = 0; c < cw; c += w) {
             const float *in = buf + p * cn + c;
             char *out = dst + p * 4 + c * c_stride;
-            if (w == 16) transpose16(in, cn, out, c_stride);
-            else transpose8(in, cn, out, c_stride);
+            const char *ahead = p < next_m ? out + m * 4 : nullptr;
+            if (w == 16) transpose16(in, cn, out, c_stride, ahead);
+            else transpose8(in, cn, out, c_stride, ahead);
         }
     scalar_block(buf, cn, 0, mw, cw, cn, dst, c_stride);
     scalar_block(buf, cn, mw, m, 0, cn, dst, c_stride);
