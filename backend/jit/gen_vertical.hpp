@@ -178,9 +178,10 @@ private:
     }
 
     // With cfg_.prefetch (src at least the L3's size, plan.cpp) each row
-    // of a full step prefetches its line 2 KiB ahead into L2: 8 rows one stride
-    // apart are more streams than the hardware prefetchers keep up with.
-    // AMD Zen 4, % of the roofline, medians of 3-5 interleaved runs: from
+    // of a full step prefetches its line prefetch_ahead_bytes ahead into
+    // L2: 8 rows one stride apart are more streams than the hardware
+    // prefetchers keep up with. AMD Zen 4, % of the roofline, medians of
+    // 3-5 interleaved runs (2 KiB ahead then): from
     // memory it helps (f32 4096x4096 axis 2 90 -> 92%, 64x64x64x64 axis 1
     // 89 -> 94%; prefetcht0 cost 10-40% there), from the L3 it costs
     // (1x128x150x150 axis 1 78 -> 69%, channels-last 32x64x56x56 axis 0

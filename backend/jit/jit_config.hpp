@@ -33,7 +33,7 @@ struct kernel_config {
     // vectors only).
     int block_n = 0;
     // src streams from memory (at least the L3's size). vert_tile: each
-    // row prefetches its line 2 KiB ahead into L2; inner: the long rows'
+    // row prefetches its line 1 KiB ahead into L2; inner: the long rows'
     // main loop does (not the blocks, nor the per-output loop of a config
     // with blocks). There it helps, while from the L3 it costs
     // (gen_vertical.cpp, gen_inner.cpp). With it the AVX-512 f32 tiles
