@@ -27,7 +27,11 @@ public:
     void execute(const void *const *inputs, void *const *outputs) const override {
         (fp_traps_enabled() ? exact_ : fast_)->execute(inputs, outputs);
     }
-    std::string name() const override { return fast_->name(); }
+    // What runs on the calling thread (the verbose log names the kernel
+    // of each execution from the thread that ran it).
+    std::string name() const override {
+        return (fp_traps_enabled() ? exact_ : fast_)->name();
+    }
 
 private:
     kernel_ptr fast_, exact_;
