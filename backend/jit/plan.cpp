@@ -14,21 +14,41 @@ namespace {
 // its rows instead: each thread then reads one long contiguous range.
 constexpr int64_t vertical_min_cols_per_chunk = 4096;
 
-// Whether src is too big to stay in the L3 from one call to the next
-// (which other data shares), so that the kernels read it from memory:
-// there software prefetching helps, from the L3 it costs (gen_vertical.cpp,
-// gen_inner.cpp). At exactly the L3's size it still helped the vertical
-// tiles, many streams a thread (f16 4096x4096 axis 2 on Zen 4: 57% -> 60%,
-// session 12 68-71% -> 78-79%), and cost the inner rows, one stream a
-// thread (bf16 4096x4096 axis 3: 72-86% without, 63-78% with): those
-// (`one_stream`) take it only past the L3's size. Small problems never
-// ask for the L3's size (a file read, once per process).
-bool streams_from_memory(int64_t src_bytes, bool one_stream) {
+// How a plan's kernels read src: one stream a thread (long inner rows) or
+// many (vertical tiles, one per row of a pass); for the last, AVX-512's
+// 16-bit tiles whose passes take 16 rows, each at least a tile's width
+// from the next.
+enum class streams { one, many, many_16bit_far };
+
+// Whether the kernels should prefetch src, as when it streams from memory:
+// too big to stay in the L3 from one call to the next (which other data
+// shares). There software prefetching helps, from the L3 it costs
+// (gen_vertical.cpp, gen_inner.cpp). At exactly the L3's size it still
+// helped the vertical tiles, many streams a thread (f16 4096x4096 axis 2
+// on Zen 4: 57% -> 60%, session 12 68-71% -> 78-79%), and cost the inner
+// rows, one stream a thread (bf16 4096x4096 axis 3: 72-86% without, 63-78%
+// with): those take it only past the L3's size.
+// AVX-512's 16-bit tiles over rows far apart take it from half the L3's
+// size: there their two statistics per load, which wait on it, kept too
+// few loads in flight (session 13, % of the roofline without -> with:
+// bf16 and f16 channels-last 48x64x56x56 and 64x64x56x56 axis 0, 18-25
+// MiB, 51-70 -> 71-84; f16 1x96x400x256 and 1x48x512x384 axis 1 67-75 ->
+// 79-83), while at 12.5 MiB it still cost 12 points. Rows close together
+// or few (bf16 2048x4096 axis 0, 4x2048x1024 axis 0), the two-stage inner
+// plans and the f32 tiles lost or gained nothing there, and AVX2's 16-bit
+// tiles (passes of 4 rows, not skewed) lost 5-7 points. Small problems
+// never ask for the L3's size (a file read, once per process).
+bool prefetch_src(int64_t src_bytes, streams kind) {
     constexpr int64_t unknown_l3 = 32 << 20;
     if (src_bytes <= (1 << 20)) return false;
     const int64_t l3_bytes = l3_cache_bytes();
     const int64_t l3 = l3_bytes > 0 ? l3_bytes : unknown_l3;
-    return one_stream ? src_bytes > l3 : src_bytes >= l3;
+    switch (kind) {
+        case streams::one: return src_bytes > l3;
+        case streams::many: return src_bytes >= l3;
+        case streams::many_16bit_far: return src_bytes >= l3 / 2;
+    }
+    return false;
 }
 
 // Vertical plans with few columns: whether the outermost output dim is also
@@ -269,7 +289,11 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         }
     }
     cfg.src_dt = cfg.dst_dt = P.dt;
-    const bool from_memory = streams_from_memory(P.src_bytes, false);
+    const bool far_rows_16bit = P.dt != data_type::f32 && isa == isa_t::avx512_core
+            && P.kind == plan_kind::vertical && P.rows.n >= 16
+            && P.rows.ss >= vertical_tile_bytes;
+    const bool from_memory = prefetch_src(P.src_bytes,
+            far_rows_16bit ? streams::many_16bit_far : streams::many);
     if (P.kind == plan_kind::inner) {
         // Enough accumulators to hide latency, few enough that folding them
         // stays cheap next to a short row.
@@ -280,7 +304,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
             cfg.block_n = static_cast<int>(P.n);
-        cfg.prefetch = streams_from_memory(P.src_bytes, true);
+        cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory);
     }

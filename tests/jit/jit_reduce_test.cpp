@@ -406,8 +406,9 @@ TEST(JitPlan, InlineBelowOneMiB) {
 }
 
 // Vertical tiles and inner rows prefetch only when src is at least the
-// L3's size (plan.cpp): from the L3 the prefetch costs. The slab stage of a
-// two-stage inner plan follows the same rule.
+// L3's size (plan.cpp): from the L3 the prefetch costs. 16-bit tiles from
+// half of it. The slab stage of a two-stage inner plan follows the rule of
+// the tiles.
 TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
@@ -430,6 +431,21 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         EXPECT_FALSE(make({1, l3_rows - 1, 1024, 1024}, 0b0010).code->cfg.prefetch);
         EXPECT_FALSE(make({1, l3_rows, 1024, 1024}, 0b1100).code->cfg.prefetch);
         EXPECT_TRUE(make({1, l3_rows + 1, 1024, 1024}, 0b1100).code->cfg.prefetch);
+    }
+    // AVX-512's 16-bit tiles over 16 or more rows far apart from half the
+    // L3's size on (1 x rows x 256 x 1024 bf16: rows * 512 KiB); AVX2's,
+    // and rows close together, as f32's.
+    const int64_t half_l3_rows = l3 / 2 / (int64_t(512) << 10);
+    if ((l3 / 2) % (int64_t(512) << 10) == 0 && half_l3_rows >= 17) {
+        auto make16 = [](const dims_t &d, uint32_t mask) {
+            return plan_on_two(make_problem(data_type::bf16, d, mask));
+        };
+        const plan at = make16({1, half_l3_rows, 256, 1024}, 0b0010);
+        ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
+        EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(make16({1, half_l3_rows - 1, 256, 1024}, 0b0010).code->cfg.prefetch);
+        // The same bytes in rows of 8 KiB, back to back.
+        EXPECT_FALSE(make16({half_l3_rows * 64, 4096}, 0b01).code->cfg.prefetch);
     }
     // NCHW reducing C and W (short rows, far-apart rows dim): two stages.
     const plan slabs = make({big_rows, 64, 256, 64}, 0b1010);
