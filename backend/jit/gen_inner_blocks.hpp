@@ -31,6 +31,10 @@ protected:
 
 private:
     void fold(bool exact);
+    bool bf16_pairs(int nfull) const;
+    void bf16_pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
+            bool first);
+    void clear_low_halves(const Xbyak::Xmm &v, const Xbyak::Xmm &tmp);
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,
             const std::function<Xbyak::Xmm(int)> &acc_of, int nfull, bool tail);
 };
