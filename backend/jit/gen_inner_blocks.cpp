@@ -92,29 +92,11 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     else if (!flags)
         for (const Xmm &t : totals) vxorps(t, t, t);
     if (bf16_pairs(nfull)) {
+        // One output's row after another, in memory order.
         for (int k = 0; k < vlen(); ++k) {
-            const Xmm m = acc_of(k);
-            if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
-            int v = 0;
-            if (nfull == 1) {
-                load(m, addr(k, 0), cfg_.src_dt);
-                v = 1;
-            } else if (nfull >= 2) {
-                bf16_pair_max(m, addr(k, 0), temp(), true);
-                v = 2;
-            }
-            for (; v + 2 <= nfull; v += 2) bf16_pair_max(m, addr(k, v), temp(), false);
-            if (v < nfull) {
-                const Xmm x = temp();
-                load(x, addr(k, v), cfg_.src_dt);
-                vmaxps(m, m, x);
-            }
+            for (int st = 0; st < bf16_steps(); ++st)
+                bf16_step(acc_of(k), [&](int v) { return addr(k, v); }, st, st == 0, temp());
             ++chain;
-            if (tail) {
-                const Xmm x = temp();
-                load_tail(x, addr(k, nfull), cfg_.src_dt);
-                vmaxps(m | k_tail_, m, x);
-            }
         }
         return;
     }
@@ -167,6 +149,51 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
 // widening loads and maxes.
 bool inner_blocks_generator::bf16_pairs(int nfull) const {
     return blocks_by_flags() && cfg_.src_dt == data_type::bf16 && nfull <= 4;
+}
+
+// A row of block_n bf16 elements in steps: whole pairs of vectors, then
+// (AVX-512, an even number of elements left) one pair masked to its
+// dwords (k_pair_: no load past them), or else the remaining whole vector
+// and element tail widened.
+int inner_blocks_generator::bf16_steps() const {
+    const int n = cfg_.block_n, pair = 2 * vlen();
+    return n / pair + (n % pair ? 1 : 0);
+}
+
+bool inner_blocks_generator::bf16_masked_pair() const {
+    const int rem = cfg_.block_n % (2 * vlen());
+    return is512() && rem > 0 && rem % 2 == 0;
+}
+
+// Step st of a row (vec(v): the address of its vector v) into m; first:
+// m starts with it.
+void inner_blocks_generator::bf16_step(const Xmm &m, const std::function<Address(int)> &vec,
+        int st, bool first, const Xmm &x) {
+    const int npairs = cfg_.block_n / (2 * vlen());
+    if (st < npairs) return bf16_pair_max(m, vec(2 * st), x, first);
+    if (bf16_masked_pair()) {
+        const Address a = vec(2 * npairs);
+        if (first) vmovaps(m, vmm(20));  // -inf (blocks())
+        vpslld(x | k_pair_ | T_z, a, 16);
+        vmaxps(m | k_pair_, m, x);
+        vmaxps(m | k_pair_, m, a);
+        return;
+    }
+    const int nfull = cfg_.block_n / vlen(), tail = cfg_.block_n % vlen();
+    int v = 2 * npairs;
+    if (first && v < nfull) {
+        load(m, vec(v++), cfg_.src_dt);
+    } else if (first) {
+        vmovaps(m, vmm(20));  // -inf (blocks(); a tail alone: AVX-512 only)
+    }
+    for (; v < nfull; ++v) {
+        load(x, vec(v), cfg_.src_dt);
+        vmaxps(m, m, x);
+    }
+    if (tail) {
+        load_tail(x, vec(nfull), cfg_.src_dt);
+        vmaxps(m | k_tail_, m, x);
+    }
 }
 
 void inner_blocks_generator::bf16_pair_max(const Xmm &m, const Address &a, const Xmm &x,
@@ -268,6 +295,10 @@ void inner_blocks_generator::blocks() {
         mov(tmp, tail);
         set_tail_mask(tmp);
     }
+    if (bf16_pairs(nfull) && bf16_masked_pair()) {
+        mov(tmp.cvt32(), (1u << (cfg_.block_n % (2 * vlen()) / 2)) - 1);
+        kmovw(k_pair_, tmp.cvt32());
+    }
     bcast_neg_inf(ninf);
     mov(os, ARG(out_src_stride));
     lea(os3, ptr[os + os * 2]);
@@ -287,13 +318,9 @@ void inner_blocks_generator::blocks() {
         Label l_row;
         L(l_row);
         if (!exact && bf16_pairs(nfull)) {
-            for (int v = 0; v + 2 <= nfull; v += 2)
-                for (int k = 0; k < vlen(); ++k) bf16_pair_max(acc_of(k), addr(k, v), x, false);
-            if (nfull % 2)
-                for (int k = 0; k < vlen(); ++k) {
-                    load(x, addr(k, nfull - 1), cfg_.src_dt);
-                    vmaxps(acc_of(k), acc_of(k), x);
-                }
+            for (int st = 0; st < bf16_steps(); ++st)
+                for (int k = 0; k < vlen(); ++k)
+                    bf16_step(acc_of(k), [&](int v) { return addr(k, v); }, st, false, x);
         } else walk_vectors(0, nfull, [&](int v) {
             for (int k = 0; k < vlen(); ++k) {
                 if (!exact && !raw16()) {

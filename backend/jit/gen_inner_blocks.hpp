@@ -32,6 +32,13 @@ protected:
 private:
     void fold(bool exact);
     bool bf16_pairs(int nfull) const;
+    int bf16_steps() const;
+    bool bf16_masked_pair() const;
+    void bf16_step(const Xbyak::Xmm &m, const std::function<Xbyak::Address(int)> &vec, int st,
+            bool first, const Xbyak::Xmm &x);
+    // The dwords of a bf16 row's last, masked pair (k1-k4: the ordered
+    // chains, k6-k7: jit_generator's).
+    const Xbyak::Opmask k_pair_ = Xbyak::Opmask(5);
     void bf16_pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
             bool first);
     void clear_low_halves(const Xbyak::Xmm &v, const Xbyak::Xmm &tmp);

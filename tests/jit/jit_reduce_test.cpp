@@ -71,6 +71,29 @@ TEST_P(JitReduce, ShortRowBlocks) {
     }
 }
 
+// Every position of a short row holds, in turn, a NaN of either sign, or
+// -inf beside +inf: the bf16 blocks take two vectors at a time as raw
+// dwords (a NaN in a high half) beside the low halves shifted up, and the
+// last pair masked to its dwords (gen_inner_blocks.cpp); each dtype and
+// path gets every position. All-negative rows check the order that the
+// raw dwords' low bits must not disturb.
+TEST_P(JitReduce, ShortRowBlocksEveryPosition) {
+    for (int64_t n : {16, 32, 40, 56, 64, 33}) {
+        for (int64_t pos = 0; pos < n; ++pos) {
+            planting pl;
+            pl.nan_at.push_back(size_t(5 * n + pos));
+            pl.nan_bits = pos % 2 ? 0 : qnan_bits(dt()) | (dt() == data_type::f32 ? 0x80000000u : 0x8000u);
+            pl.bits_at.push_back({size_t(9 * n + pos), inf_bits(dt(), true)});
+            pl.bits_at.push_back({size_t(9 * n + (pos + 1) % n), inf_bits(dt(), false)});
+            run(make_problem(dt(), {37, n}, 2), pl);
+        }
+        planting neg;
+        neg.negative = true;
+        run(make_problem(dt(), {37, n}, 2), neg);
+        run(make_problem(dt(), {3, 37, n}, 5), neg);
+    }
+}
+
 // Vertical with outer kept dims and extra reduced dims: whole outer slices
 // go to one kernel call, chunk bounds may cut a slice.
 TEST_P(JitReduce, OuterSlices) {
