@@ -91,7 +91,7 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     if (!flags && is512()) reset_ordered();
     else if (!flags)
         for (const Xmm &t : totals) vxorps(t, t, t);
-    if (bf16_pairs(nfull)) {
+    if (raw_pairs(nfull)) {
         // One output's row after another, in memory order.
         for (int k = 0; k < vlen(); ++k) {
             for (int st = 0; st < bf16_steps(); ++st)
@@ -147,8 +147,22 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
 // the clean floats of the low elements, shifted up, maxed beside. Three
 // instructions per 64 bytes (AVX2: four per 32) against six for two
 // widening loads and maxes.
-bool inner_blocks_generator::bf16_pairs(int nfull) const {
-    return blocks_by_flags() && cfg_.src_dt == data_type::bf16 && nfull <= 4;
+//
+// f16 (AVX-512) takes the same path in the order of its bits: a dword's
+// float orders like its high f16 element's bits then the low one's, and
+// for sign-magnitude bits that is the f16 order, +inf included (a finite
+// float here). The accumulators then hold f16 bits in their high halves,
+// converted to floats after the fold. What the order does not catch: f16
+// NaNs whose bits make no float NaN (those with the exponent's ones and
+// the mantissa's top bits not all set): positive ones are the largest
+// bits and come out as the max, a NaN; negative ones sort lowest, and an
+// unsigned max of the raw bits beside (chain16(), one more instruction
+// per 64 bytes) sends a block that saw one to the exact redo. The kernel
+// runs with DAZ clear (fp_env_enter): f16 bits of tiny values are float
+// denormals here, never as f16 values widened.
+bool inner_blocks_generator::raw_pairs(int nfull) const {
+    if (!blocks_by_flags() || nfull > 4) return false;
+    return cfg_.src_dt == data_type::bf16 || (cfg_.src_dt == data_type::f16 && is512());
 }
 
 // A row of block_n bf16 elements in steps: whole pairs of vectors, then
@@ -174,24 +188,34 @@ void inner_blocks_generator::bf16_step(const Xmm &m, const std::function<Address
     if (bf16_masked_pair()) {
         const Address a = vec(2 * npairs);
         if (first) vmovaps(m, vmm(20));  // -inf (blocks())
-        vpslld(x | k_pair_ | T_z, a, 16);
+        // One masked load for all: a masked memory operand costs several
+        // plain loads on AMD Zen 4 (16-bit masks the most).
+        const Xmm y = vmm(22);
+        vmovdqu32(y | k_pair_ | T_z, a);
+        if (f16_bits()) vpmaxuw(chain16(), chain16(), y);
+        vpslld(x, y, 16);
         vmaxps(m | k_pair_, m, x);
-        vmaxps(m | k_pair_, m, a);
+        vmaxps(m | k_pair_, m, y);
         return;
     }
+    // Widened by a shift: f16 stays in the order of its bits.
+    const data_type bits = data_type::bf16;
     const int nfull = cfg_.block_n / vlen(), tail = cfg_.block_n % vlen();
     int v = 2 * npairs;
     if (first && v < nfull) {
-        load(m, vec(v++), cfg_.src_dt);
+        load(m, vec(v++), bits);
+        if (f16_bits()) vpmaxuw(chain16(), chain16(), m);
     } else if (first) {
         vmovaps(m, vmm(20));  // -inf (blocks(); a tail alone: AVX-512 only)
     }
     for (; v < nfull; ++v) {
-        load(x, vec(v), cfg_.src_dt);
+        load(x, vec(v), bits);
+        if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
         vmaxps(m, m, x);
     }
     if (tail) {
-        load_tail(x, vec(nfull), cfg_.src_dt);
+        load_tail(x, vec(nfull), bits);
+        if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
         vmaxps(m | k_tail_, m, x);
     }
 }
@@ -207,6 +231,7 @@ void inner_blocks_generator::bf16_pair_max(const Xmm &m, const Address &a, const
     }
     if (!first) vmaxps(m, m, x);
     vmaxps(m, m, a);
+    if (f16_bits()) vpmaxuw(chain16(), chain16(), a);
 }
 
 // The bf16 pairs' accumulators hold their low elements' bits below the
@@ -295,10 +320,12 @@ void inner_blocks_generator::blocks() {
         mov(tmp, tail);
         set_tail_mask(tmp);
     }
-    if (bf16_pairs(nfull) && bf16_masked_pair()) {
-        mov(tmp.cvt32(), (1u << (cfg_.block_n % (2 * vlen()) / 2)) - 1);
+    if (raw_pairs(nfull) && bf16_masked_pair()) {
+        const int rem = cfg_.block_n % (2 * vlen());
+        mov(tmp.cvt32(), (1u << (rem / 2)) - 1);
         kmovw(k_pair_, tmp.cvt32());
     }
+    if (raw_pairs(nfull) && f16_bits()) bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
     bcast_neg_inf(ninf);
     mov(os, ARG(out_src_stride));
     lea(os3, ptr[os + os * 2]);
@@ -317,27 +344,30 @@ void inner_blocks_generator::blocks() {
         mov(rows, ARG(rows));
         Label l_row;
         L(l_row);
-        if (!exact && bf16_pairs(nfull)) {
+        if (!exact && raw_pairs(nfull)) {
+            // The steps take the row's tail too.
             for (int st = 0; st < bf16_steps(); ++st)
                 for (int k = 0; k < vlen(); ++k)
                     bf16_step(acc_of(k), [&](int v) { return addr(k, v); }, st, false, x);
-        } else walk_vectors(0, nfull, [&](int v) {
-            for (int k = 0; k < vlen(); ++k) {
-                if (!exact && !raw16()) {
-                    vmaxps(acc_of(k), acc_of(k), addr(k, v));
-                    continue;
+        } else {
+            walk_vectors(0, nfull, [&](int v) {
+                for (int k = 0; k < vlen(); ++k) {
+                    if (!exact && !raw16()) {
+                        vmaxps(acc_of(k), acc_of(k), addr(k, v));
+                        continue;
+                    }
+                    load(x, addr(k, v), cfg_.src_dt);
+                    if (exact) nanmax(acc_of(k), x, t);
+                    else vmaxps(acc_of(k), acc_of(k), x);
                 }
-                load(x, addr(k, v), cfg_.src_dt);
-                if (exact) nanmax(acc_of(k), x, t);
-                else vmaxps(acc_of(k), acc_of(k), x);
-            }
-        });
-        if (tail)
-            for (int k = 0; k < vlen(); ++k) {
-                load_tail(x, addr(k, nfull), cfg_.src_dt);
-                if (exact) nanmax_tail(acc_of(k), x);
-                else vmaxps(acc_of(k) | k_tail_, acc_of(k), x);
-            }
+            });
+            if (tail)
+                for (int k = 0; k < vlen(); ++k) {
+                    load_tail(x, addr(k, nfull), cfg_.src_dt);
+                    if (exact) nanmax_tail(acc_of(k), x);
+                    else vmaxps(acc_of(k) | k_tail_, acc_of(k), x);
+                }
+        }
         add(pa, ARG(row_stride));
         add(pb, ARG(row_stride));
         dec(rows);
@@ -353,6 +383,7 @@ void inner_blocks_generator::blocks() {
     lea(pb, ptr[reg_src + os * 8]);
     if (blocks_by_flags()) {
         Label l_rows, l_fold;
+        if (raw_pairs(nfull) && f16_bits()) vpxord(chain16(), chain16(), chain16());
         cmp(ARG(rows), 1);
         jne(l_rows, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);
@@ -363,9 +394,21 @@ void inner_blocks_generator::blocks() {
         // Every element has been an operand of a max by the end of the
         // fold: its flag tells whether one was NaN.
         fold(false);
-        if (bf16_pairs(nfull)) clear_low_halves(vmm(0), x);
+        Label l_redo;
+        if (raw_pairs(nfull) && f16_bits()) {
+            negative_nan_lanes(k_ord_, chain16());
+            kortestd(k_ord_, k_ord_);
+            jnz(l_redo, T_NEAR);
+            // f16 bits in the high halves to floats.
+            vpsrld(x, vmm(0), 16);
+            vpmovdw(Ymm(x.getIdx()), x);
+            vcvtph2ps(vmm(0), Ymm(x.getIdx()));
+        } else if (raw_pairs(nfull)) {
+            clear_low_halves(vmm(0), x);
+        }
         test_invalid_flag();
         jz(l_folded, T_NEAR);
+        L(l_redo);
         clear_fp_flags();
     } else if (is512() || !tail) {
         cmp(ARG(rows), 1);

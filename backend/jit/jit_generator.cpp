@@ -125,6 +125,7 @@ namespace {
 constexpr uint32_t mxcsr_flags = 0x3f;       // IE DE ZE OE UE PE, sticky
 constexpr uint32_t mxcsr_all_masked = 0x1f80; // IM DM ZM OM UM PM
 constexpr uint8_t mxcsr_invalid = 0x01;       // IE
+constexpr uint32_t mxcsr_daz = 0x40;          // denormal operands read as zero
 } // namespace
 
 void jit_generator::fp_env_enter() {
@@ -133,6 +134,10 @@ void jit_generator::fp_env_enter() {
     mov(eax, dword[rsp]);
     or_(eax, mxcsr_all_masked);
     and_(eax, ~mxcsr_flags);
+    // f16 elements widened are never float denormals, so DAZ cannot touch
+    // them; but the f16 blocks compare raw bits as floats, where tiny
+    // values are denormals (gen_inner_blocks.cpp): there it must be off.
+    if (cfg_.src_dt == data_type::f16) and_(eax, ~mxcsr_daz);
     mov(dword[rsp + 4], eax);
     ldmxcsr(dword[rsp + 4]);
 }

@@ -92,6 +92,9 @@ protected:
     // load and max, and with no blocks the row loop prefetches.
     enum class code_kind { blocks, blocks_from_memory, prefetching_rows };
 
+    // src holds only the smallest magnitudes (raw bits 1..0x7f, either sign).
+    bool tiny_values = false;
+
     // outs outputs of n contiguous elements; dst joined when accumulate.
     // nan_src / nan_dst: output indices that get a negative NaN.
     // caller_mxcsr, when not 0: the MXCSR the kernel is called with, which
@@ -114,7 +117,11 @@ protected:
         const size_t es = esize(dt());
         guarded src(outs * n * es), dst(outs * es);
         std::mt19937 rng(seed);
-        for (int64_t i = 0; i < outs * n; ++i) put(src.data(), i, dt(), random_bits(dt(), rng, false));
+        for (int64_t i = 0; i < outs * n; ++i) {
+            uint32_t b = random_bits(dt(), rng, false);
+            if (tiny_values) b = (b & (dt() == data_type::f32 ? 0x80000000u : 0x8000u)) | (b % 0x7f + 1);
+            put(src.data(), i, dt(), b);
+        }
         for (int64_t o = 0; o < outs; ++o) put(dst.data(), o, dt(), random_bits(dt(), rng, false));
         for (int64_t o : nan_src) put(src.data(), o * n + (o * 7) % n, dt(), negative_nan(dt()));
         for (int64_t o : nan_dst) put(dst.data(), o, dt(), negative_nan(dt()));
@@ -171,6 +178,21 @@ TEST_P(JitBlocks, LeaveTheCallersFloatingPointEnvironment) {
         run(64, 37, false, {3}, {}, seed++, code_kind::blocks, caller);
         run(48, 37, true, {20}, {5}, seed++, code_kind::blocks, caller);
     }
+}
+
+// f16 blocks compare raw bits as floats (gen_inner_blocks.cpp), where the
+// smallest f16 values are float denormals: a caller's DAZ must not make
+// them equal, so those kernels run with it clear (jit_generator.cpp); the
+// caller's MXCSR, DAZ included, comes back. f32 and bf16 denormals are
+// left to the caller's DAZ (decisions.md).
+TEST_P(JitBlocks, F16TinyValuesUnderTheCallersDaz) {
+    if (dt() != data_type::f16) GTEST_SKIP() << "f16 only";
+    constexpr uint32_t daz = 0x40;
+    tiny_values = true;
+    const uint32_t caller = (_mm_getcsr() & ~0x3fu) | daz;
+    run(64, 37, false, {}, {}, 400, code_kind::blocks, caller);
+    run(56, 37, true, {}, {}, 401, code_kind::blocks, caller);
+    run(40, 37, false, {}, {}, 402, code_kind::blocks, caller);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitBlocks,

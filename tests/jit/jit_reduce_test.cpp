@@ -72,17 +72,25 @@ TEST_P(JitReduce, ShortRowBlocks) {
 }
 
 // Every position of a short row holds, in turn, a NaN of either sign, or
-// -inf beside +inf: the bf16 blocks take two vectors at a time as raw
+// -inf beside +inf: the 16-bit blocks take two vectors at a time as raw
 // dwords (a NaN in a high half) beside the low halves shifted up, and the
 // last pair masked to its dwords (gen_inner_blocks.cpp); each dtype and
 // path gets every position. All-negative rows check the order that the
 // raw dwords' low bits must not disturb.
 TEST_P(JitReduce, ShortRowBlocksEveryPosition) {
+    // Quiet and signalling NaNs of both signs; for f16 also those whose
+    // bits read as a float are +-inf or finite (gen_inner_blocks.cpp).
+    const std::vector<uint32_t> nans = dt() == data_type::f32
+            ? std::vector<uint32_t> {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u}
+            : dt() == data_type::bf16
+            ? std::vector<uint32_t> {0x7fc0u, 0xffc0u, 0x7f81u, 0xff81u, 0x7fffu, 0xffffu}
+            : std::vector<uint32_t> {0x7e00u, 0xfe00u, 0x7c01u, 0xfc01u, 0x7f80u, 0xff80u,
+                    0x7fffu, 0xffffu};
     for (int64_t n : {16, 32, 40, 56, 64, 33}) {
         for (int64_t pos = 0; pos < n; ++pos) {
             planting pl;
             pl.nan_at.push_back(size_t(5 * n + pos));
-            pl.nan_bits = pos % 2 ? 0 : qnan_bits(dt()) | (dt() == data_type::f32 ? 0x80000000u : 0x8000u);
+            pl.nan_bits = nans[size_t(pos) % nans.size()];
             pl.bits_at.push_back({size_t(9 * n + pos), inf_bits(dt(), true)});
             pl.bits_at.push_back({size_t(9 * n + (pos + 1) % n), inf_bits(dt(), false)});
             run(make_problem(dt(), {37, n}, 2), pl);
