@@ -1,5 +1,7 @@
 #include "backend/jit/jit_generator.hpp"
 
+#include "backend/fp_env.hpp"
+
 namespace crest::impl::jit {
 
 using namespace Xbyak;
@@ -122,8 +124,7 @@ void jit_generator::nanmax(const Xmm &a, const Xmm &b, const Xmm &tmp) {
 }
 
 namespace {
-constexpr uint32_t mxcsr_flags = 0x3f;       // IE DE ZE OE UE PE, sticky
-constexpr uint32_t mxcsr_all_masked = 0x1f80; // IM DM ZM OM UM PM
+// The exception masks and sticky flags are backend/fp_env.hpp's.
 constexpr uint8_t mxcsr_invalid = 0x01;       // IE
 constexpr uint32_t mxcsr_daz = 0x40;          // denormal operands read as zero
 } // namespace
@@ -132,8 +133,8 @@ void jit_generator::fp_env_enter() {
     sub(rsp, 8);
     stmxcsr(dword[rsp]);
     mov(eax, dword[rsp]);
-    or_(eax, mxcsr_all_masked);
-    and_(eax, ~mxcsr_flags);
+    or_(eax, mxcsr_exception_masks);
+    and_(eax, ~mxcsr_exception_flags);
     // f16 elements widened are never float denormals, so DAZ cannot touch
     // them; but the f16 blocks compare raw bits as floats, where tiny
     // values are denormals (gen_inner_blocks.cpp): there it must be off.
@@ -154,7 +155,7 @@ void jit_generator::test_invalid_flag() {
 
 void jit_generator::clear_fp_flags() {
     stmxcsr(dword[rsp - 8]);
-    and_(dword[rsp - 8], ~mxcsr_flags);
+    and_(dword[rsp - 8], ~mxcsr_exception_flags);
     ldmxcsr(dword[rsp - 8]);
 }
 
