@@ -49,20 +49,18 @@ kernel_ptr select_reduce_max_kernel(
     // bindings inside libstdc++ (doc/performance.md, first compile).
     std::string why_dnnl, why_jit;
     const bool try_dnnl = any || want == "dnnl";
-    if (try_dnnl && mode == fpmath_mode::any) {
-        if (auto k = dnnl_backend::make_reduce_max(p, pool, any, &why_dnnl)) {
-            if (!any) return k;
-            std::string unused;
-            kernel_ptr exact = jit::make_reduce_max(p, pool, &unused);
-            if (!exact) exact = ref::make_reduce_max(p);
-            return std::make_shared<trap_safe_kernel>(std::move(k), std::move(exact));
-        }
-    }
+    kernel_ptr fast;
+    if (try_dnnl && mode == fpmath_mode::any)
+        fast = dnnl_backend::make_reduce_max(p, pool, any, &why_dnnl);
+    if (fast && !any) return fast;
+    // crest's own kernel: the choice itself, or beside oneDNN's the one
+    // that runs while the calling thread traps (trap_safe_kernel).
     const bool try_jit = any || want == "jit";
-    if (try_jit) {
-        if (auto k = jit::make_reduce_max(p, pool, &why_jit)) return k;
-    }
-    if (any || want == "ref") return ref::make_reduce_max(p);
+    kernel_ptr exact;
+    if (try_jit) exact = jit::make_reduce_max(p, pool, &why_jit);
+    if (!exact && (any || want == "ref")) exact = ref::make_reduce_max(p);
+    if (fast) return std::make_shared<trap_safe_kernel>(std::move(fast), std::move(exact));
+    if (exact) return exact;
     std::string reasons;
     if (try_dnnl) {
         reasons += mode == fpmath_mode::any ? " dnnl: " + why_dnnl + ";"
