@@ -91,11 +91,11 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     if (!flags && is512()) reset_ordered();
     else if (!flags)
         for (const Xmm &t : totals) vxorps(t, t, t);
-    if (raw_pairs(nfull)) {
+    if (raw_pairs()) {
         // One output's row after another, in memory order.
         for (int k = 0; k < vlen(); ++k) {
-            for (int st = 0; st < bf16_steps(); ++st)
-                bf16_step(acc_of(k), [&](int v) { return addr(k, v); }, st, st == 0, temp());
+            for (int st = 0; st < pair_steps(); ++st)
+                pair_step(acc_of(k), [&](int v) { return addr(k, v); }, st, st == 0, temp());
             ++chain;
         }
         return;
@@ -160,32 +160,32 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
 // per 64 bytes) sends a block that saw one to the exact redo. The kernel
 // runs with DAZ clear (fp_env_enter): f16 bits of tiny values are float
 // denormals here, never as f16 values widened.
-bool inner_blocks_generator::raw_pairs(int nfull) const {
-    if (!blocks_by_flags() || nfull > 4) return false;
+bool inner_blocks_generator::raw_pairs() const {
+    if (!blocks_by_flags() || cfg_.block_n / vlen() > 4) return false;
     return cfg_.src_dt == data_type::bf16 || (cfg_.src_dt == data_type::f16 && is512());
 }
 
-// A row of block_n bf16 elements in steps: whole pairs of vectors, then
+// A row of block_n 16-bit elements in steps: whole pairs of vectors, then
 // (AVX-512, an even number of elements left) one pair masked to its
 // dwords (k_pair_: no load past them), or else the remaining whole vector
 // and element tail widened.
-int inner_blocks_generator::bf16_steps() const {
+int inner_blocks_generator::pair_steps() const {
     const int n = cfg_.block_n, pair = 2 * vlen();
     return n / pair + (n % pair ? 1 : 0);
 }
 
-bool inner_blocks_generator::bf16_masked_pair() const {
+bool inner_blocks_generator::masked_last_pair() const {
     const int rem = cfg_.block_n % (2 * vlen());
     return is512() && rem > 0 && rem % 2 == 0;
 }
 
 // Step st of a row (vec(v): the address of its vector v) into m; first:
 // m starts with it.
-void inner_blocks_generator::bf16_step(const Xmm &m, const std::function<Address(int)> &vec,
+void inner_blocks_generator::pair_step(const Xmm &m, const std::function<Address(int)> &vec,
         int st, bool first, const Xmm &x) {
     const int npairs = cfg_.block_n / (2 * vlen());
-    if (st < npairs) return bf16_pair_max(m, vec(2 * st), x, first);
-    if (bf16_masked_pair()) {
+    if (st < npairs) return pair_max(m, vec(2 * st), x, first);
+    if (masked_last_pair()) {
         const Address a = vec(2 * npairs);
         if (first) vmovaps(m, vmm(20));  // -inf (blocks())
         // One masked load for all: a masked memory operand costs several
@@ -220,7 +220,7 @@ void inner_blocks_generator::bf16_step(const Xmm &m, const std::function<Address
     }
 }
 
-void inner_blocks_generator::bf16_pair_max(const Xmm &m, const Address &a, const Xmm &x,
+void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm &x,
         bool first) {
     const Xmm even = first ? m : x;
     if (is512()) {
@@ -320,12 +320,12 @@ void inner_blocks_generator::blocks() {
         mov(tmp, tail);
         set_tail_mask(tmp);
     }
-    if (raw_pairs(nfull) && bf16_masked_pair()) {
+    if (raw_pairs() && masked_last_pair()) {
         const int rem = cfg_.block_n % (2 * vlen());
         mov(tmp.cvt32(), (1u << (rem / 2)) - 1);
         kmovw(k_pair_, tmp.cvt32());
     }
-    if (raw_pairs(nfull) && f16_bits()) bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
+    if (raw_pairs() && f16_bits()) bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
     bcast_neg_inf(ninf);
     mov(os, ARG(out_src_stride));
     lea(os3, ptr[os + os * 2]);
@@ -344,11 +344,11 @@ void inner_blocks_generator::blocks() {
         mov(rows, ARG(rows));
         Label l_row;
         L(l_row);
-        if (!exact && raw_pairs(nfull)) {
+        if (!exact && raw_pairs()) {
             // The steps take the row's tail too.
-            for (int st = 0; st < bf16_steps(); ++st)
+            for (int st = 0; st < pair_steps(); ++st)
                 for (int k = 0; k < vlen(); ++k)
-                    bf16_step(acc_of(k), [&](int v) { return addr(k, v); }, st, false, x);
+                    pair_step(acc_of(k), [&](int v) { return addr(k, v); }, st, false, x);
         } else {
             walk_vectors(0, nfull, [&](int v) {
                 for (int k = 0; k < vlen(); ++k) {
@@ -383,7 +383,7 @@ void inner_blocks_generator::blocks() {
     lea(pb, ptr[reg_src + os * 8]);
     if (blocks_by_flags()) {
         Label l_rows, l_fold;
-        if (raw_pairs(nfull) && f16_bits()) vpxord(chain16(), chain16(), chain16());
+        if (raw_pairs() && f16_bits()) vpxord(chain16(), chain16(), chain16());
         cmp(ARG(rows), 1);
         jne(l_rows, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);
@@ -395,7 +395,7 @@ void inner_blocks_generator::blocks() {
         // fold: its flag tells whether one was NaN.
         fold(false);
         Label l_redo;
-        if (raw_pairs(nfull) && f16_bits()) {
+        if (raw_pairs() && f16_bits()) {
             negative_nan_lanes(k_ord_, chain16());
             kortestd(k_ord_, k_ord_);
             jnz(l_redo, T_NEAR);
@@ -403,7 +403,7 @@ void inner_blocks_generator::blocks() {
             vpsrld(x, vmm(0), 16);
             vpmovdw(Ymm(x.getIdx()), x);
             vcvtph2ps(vmm(0), Ymm(x.getIdx()));
-        } else if (raw_pairs(nfull)) {
+        } else if (raw_pairs()) {
             clear_low_halves(vmm(0), x);
         }
         test_invalid_flag();

@@ -31,19 +31,19 @@ protected:
 
 private:
     void fold(bool exact);
-    bool raw_pairs(int nfull) const;
+    bool raw_pairs() const;
     // f16 in raw_pairs(): the accumulators hold the order of its bits.
     bool f16_bits() const { return cfg_.src_dt == data_type::f16; }
     // AVX-512: the unsigned max of an f16 block's raw bits.
     Xbyak::Xmm chain16() const { return vmm(21); }
-    int bf16_steps() const;
-    bool bf16_masked_pair() const;
-    void bf16_step(const Xbyak::Xmm &m, const std::function<Xbyak::Address(int)> &vec, int st,
+    int pair_steps() const;
+    bool masked_last_pair() const;
+    void pair_step(const Xbyak::Xmm &m, const std::function<Xbyak::Address(int)> &vec, int st,
             bool first, const Xbyak::Xmm &x);
     // The dwords of a row's last, masked pair (k1-k4: the ordered chains,
     // k6-k7: jit_generator's).
     const Xbyak::Opmask k_pair_ = Xbyak::Opmask(5);
-    void bf16_pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
+    void pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
             bool first);
     void clear_low_halves(const Xbyak::Xmm &v, const Xbyak::Xmm &tmp);
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,
