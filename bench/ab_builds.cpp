@@ -10,12 +10,18 @@
 // ratio to the roofline's block of the same round.
 //
 //   ab_builds --shape=32x64x56x56 --order=0,2,3,1 --axes=0 [--dt=f32]
-//             [--dst=any|dense] [--rounds=100] [--calls=40] DIR...
+//             [--dst=any|dense] [--fill=ints|mixed|masked] [--rounds=100]
+//             [--calls=40] DIR...
 //
 // --order lists the dims from outermost to innermost in memory (default:
 // the logical order); --dst=dense asks for a dst in the logical order (the
 // NCHW-dst case) instead of layout any. Each DIR holds a libcrest.so; the
-// same DIR twice shows the noise floor. Public API only.
+// same DIR twice shows the noise floor. --fill picks the data: small
+// non-negative integers (ints, the default), the same with every other
+// one negated (mixed: the 16-bit kernels keep statistics by sign), or
+// with half of them -inf (masked, as masked attention scores: bf16 -inf
+// beside another element is a NaN dword to the blocks' float maxes).
+// Public API only.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +31,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +58,7 @@ struct options {
     std::vector<int64_t> axes;
     logical_tensor::data_type dt = logical_tensor::data_type::f32;
     bool dense_dst = false;
+    enum class fill_kind { ints, mixed, masked } fill = fill_kind::ints;
     int rounds = 100, calls = 40;
     std::vector<std::string> dirs;
 };
@@ -79,6 +87,12 @@ bool parse(int argc, char **argv, options &o) {
         else if (const char *v = val("--rounds=")) o.rounds = std::atoi(v);
         else if (const char *v = val("--calls=")) o.calls = std::atoi(v);
         else if (const char *v = val("--dst=")) o.dense_dst = std::strcmp(v, "dense") == 0;
+        else if (const char *v = val("--fill=")) {
+            if (!std::strcmp(v, "ints")) o.fill = options::fill_kind::ints;
+            else if (!std::strcmp(v, "mixed")) o.fill = options::fill_kind::mixed;
+            else if (!std::strcmp(v, "masked")) o.fill = options::fill_kind::masked;
+            else return false;
+        }
         else if (const char *v = val("--dt=")) {
             o.dt = !std::strcmp(v, "bf16") ? logical_tensor::data_type::bf16
                     : !std::strcmp(v, "f16") ? logical_tensor::data_type::f16
@@ -104,12 +118,21 @@ void *big_buffer(size_t bytes) {
     return p;
 }
 
-// Small integers, exact in every dtype: (i * 7919) % 1000.
-void fill(void *p, size_t n, logical_tensor::data_type dt) {
+// Small integers, exact in every dtype: (i * 7919) % 1000, some negated
+// or made -inf by `kind`.
+void fill(void *p, size_t n, logical_tensor::data_type dt, options::fill_kind kind) {
+    constexpr uint16_t sign16 = 0x8000, bf16_neg_inf = 0xff80, f16_neg_inf = 0xfc00;
     for (size_t i = 0; i < n; ++i) {
         const unsigned v = unsigned((i * 7919) % 1000);
+        const bool neg = kind == options::fill_kind::mixed && (i & 1);
+        const bool ninf = kind == options::fill_kind::masked && v % 2;
         if (dt == logical_tensor::data_type::f32) {
-            static_cast<float *>(p)[i] = float(v);
+            static_cast<float *>(p)[i] = ninf ? -INFINITY : neg ? -float(v) : float(v);
+            continue;
+        }
+        if (ninf) {
+            static_cast<uint16_t *>(p)[i] =
+                    dt == logical_tensor::data_type::bf16 ? bf16_neg_inf : f16_neg_inf;
             continue;
         }
         uint16_t bits = 0;
@@ -122,7 +145,7 @@ void fill(void *p, size_t n, logical_tensor::data_type dt) {
             int e = 31 - __builtin_clz(v);
             bits = uint16_t(((e + 15) << 10) | ((v << (10 - e)) & 0x3ff));
         }
-        static_cast<uint16_t *>(p)[i] = bits;
+        static_cast<uint16_t *>(p)[i] = neg ? uint16_t(bits | sign16) : bits;
     }
 }
 
@@ -157,8 +180,8 @@ int child(const options &o, const std::string &dir) {
     const size_t elems = size_t(acc), esz = o.dt == logical_tensor::data_type::f32 ? 4 : 2;
     void *src = big_buffer(elems * esz);
     // The roofline reads as many bytes, as f32.
-    if (roof) fill(src, elems * esz / 4, logical_tensor::data_type::f32);
-    else fill(src, elems, o.dt);
+    if (roof) fill(src, elems * esz / 4, logical_tensor::data_type::f32, options::fill_kind::ints);
+    else fill(src, elems, o.dt, o.fill);
     engine eng(engine::kind::cpu, 0);
     stream strm(eng);
     compiled_partition cp;
@@ -238,7 +261,8 @@ int main(int argc, char **argv) {
     const bool is_child = argc > 1 && !std::strcmp(argv[1], "--child");
     if (!parse(argc - is_child, argv + is_child, o)) {
         std::fprintf(stderr, "usage: ab_builds --shape=AxBx.. [--order=..] --axes=AxB.. "
-                             "[--dt=f32|bf16|f16] [--dst=any|dense] [--rounds=N] [--calls=N] DIR...\n");
+                             "[--dt=f32|bf16|f16] [--dst=any|dense] [--fill=ints|mixed|masked]\n"
+                             "       [--rounds=N] [--calls=N] DIR...\n");
         return 2;
     }
     if (is_child) {
