@@ -32,6 +32,19 @@ protected:
 private:
     void fold(bool exact);
     bool raw_pairs() const;
+    // bf16 in raw_pairs(): a dword of -inf or +inf beside a nonzero low
+    // element is a NaN float, so masked scores redo every block. After
+    // such a redo the pairs go clean (their raw dwords' low halves
+    // cleared) for the rest of the call (r15 set): see blocks().
+    bool bf16_pairs() const { return raw_pairs() && !f16_bits(); }
+    bool clean_pairs_ = false;  // the pair code being emitted is the clean one
+    Xbyak::Xmm high_mask() const { return vmm(is512() ? 23 : 12); }  // 0xffff0000 per dword
+    // The clean pairs' masked dwords (AVX-512 24-27; AVX2 11, 13-15, which
+    // the fold takes only after the rows).
+    Xbyak::Xmm clean_temp(int i) const {
+        static const int avx2[] = {11, 13, 14, 15};
+        return is512() ? vmm(24 + i % 4) : vmm(avx2[i % 4]);
+    }
     // f16 in raw_pairs(): the accumulators hold the order of its bits.
     bool f16_bits() const { return cfg_.src_dt == data_type::f16; }
     // AVX-512: the unsigned max of an f16 block's raw bits.
@@ -39,13 +52,13 @@ private:
     int pair_steps() const;
     bool masked_last_pair() const;
     void pair_step(const Xbyak::Xmm &m, const std::function<Xbyak::Address(int)> &vec, int st,
-            bool first, const Xbyak::Xmm &x);
+            bool first, const Xbyak::Xmm &x, const Xbyak::Xmm &y);
     // The dwords of a row's last, masked pair (k1-k4: the ordered chains,
     // k6-k7: jit_generator's).
     const Xbyak::Opmask k_pair_ = Xbyak::Opmask(5);
     void pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
-            bool first);
-    void clear_low_halves(const Xbyak::Xmm &v, const Xbyak::Xmm &tmp);
+            const Xbyak::Xmm &y, bool first);
+    void clear_low_halves(const Xbyak::Xmm &v);
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,
             const std::function<Xbyak::Xmm(int)> &acc_of, int nfull, bool tail);
 };
