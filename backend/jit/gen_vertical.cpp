@@ -21,7 +21,11 @@ void vertical_generator::generate() {
     mov(reg_dst, ARG(dst));
     mov(reg_outer, ARG(n_outer));
     if (raw16()) bcast16_constants();
-    if (raw16() && is512()) kxord(k_neg_mode, k_neg_mode, k_neg_mode);
+    if (raw16() && is512()) {
+        kxord(k_neg_mode, k_neg_mode, k_neg_mode);
+        kxord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
+        kxord(k_slow_before, k_slow_before, k_slow_before);
+    }
     Label l_outer;
     L(l_outer);
     {
@@ -135,7 +139,22 @@ void vertical_generator::pass(int g, bool fresh) {
     const int nb = (g + half() - 1) / half();
     for (int b = 1; b < nb; ++b) lea(base(b), ptr[base(b - 1) + reg_rs * half()]);
     const bool chains16 = skewed && raw16();
+    // 16-bit: a pass's rows, two straight groups of 8 with all three
+    // statistics (exact).
+    auto exact_pass16 = [&] {
+        columns([&](mode m) {
+            group_body_raw(m, 8, fresh);
+            group_body_raw(m, 8, false, true);
+        }, nb, nullptr);
+    };
+    Label l_pass_done;
     if (chains16) {
+        Label l_skewed;
+        kortestd(k_mixed_mode, k_mixed_mode);
+        jz(l_skewed, T_NEAR);
+        exact_pass16();
+        jmp(l_pass_done, T_NEAR);
+        L(l_skewed);
         for (int c = 0; c < 4; ++c) zero16(umax_chain(c));
         kxord(k_slow_seen, k_slow_seen, k_slow_seen);
     }
@@ -153,19 +172,23 @@ void vertical_generator::pass(int g, bool fresh) {
         negative_nan_lanes(k_ord_, umax_chain(0));
         kortestd(k_ord_, k_ord_);
         jz(l_clean, T_NEAR);
-        columns([&](mode m) {
-            group_body_raw(m, 8, fresh);
-            group_body_raw(m, 8, false, true);
-        }, nb, nullptr);
+        exact_pass16();
         L(l_clean);
         // Columns that took the slow path ask the next pass to switch:
-        // positive lanes to negative ones (log-probabilities), and back.
-        Label l_keep;
+        // positive lanes to negative ones (log-probabilities), and back;
+        // in two passes running, to the straight exact passes.
+        Label l_keep, l_first;
         kortestd(k_slow_seen, k_slow_seen);
         jz(l_keep, T_NEAR);
+        kortestd(k_slow_before, k_slow_before);
+        jz(l_first, T_NEAR);
+        kxnord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
+        L(l_first);
         knotd(k_neg_mode, k_neg_mode);
         L(l_keep);
+        kmovd(k_slow_before, k_slow_seen);
     }
+    L(l_pass_done);
     if (nan_by_flags()) {
         // A NaN in the pass's rows (or its running max): the pass again,
         // exactly. It reads the same running max (or, where it wrote over

@@ -127,7 +127,14 @@ private:
     // slow path flips the mode of the next (k_neg_mode), so that
     // all-negative data (log-probabilities) runs as fast as positive data:
     // f16 4096x4096 axis 2 from cache read at 48% in positive mode only.
+    // Where both modes met slow columns in two passes running (lanes of
+    // negatives only beside lanes that see positives: a channel that
+    // stays negative), the call's later full passes go straight with
+    // all three statistics (k_mixed_mode): channels-last 64x64x56x56
+    // axis 0 with every other channel negative read 48-49% of the
+    // roofline on Zen 4 when every column went out of line.
     const Xbyak::Opmask k_neg_mode = Xbyak::Opmask(5), k_slow_seen = Xbyak::Opmask(4);
+    const Xbyak::Opmask k_mixed_mode = Xbyak::Opmask(3), k_slow_before = Xbyak::Opmask(2);
     Xmm umax_chain(int c) const {
         const int regs[] = {24, 25, 27, 29};  // past the temporaries, around the constants
         return v(regs[c]);

@@ -342,6 +342,28 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
     run(family_t::vert_tile, 33000, 35, true, {{2, 16400}}, {}, seed++);
 }
 
+// 16-bit tiles keep one statistic per lane in passes of 16 rows and flip
+// between positive and negative lanes (gen_vertical.hpp); where odd
+// columns stay negative and even ones positive, both modes fail and the
+// call's later passes go straight and exact: the values, NaNs planted in
+// the later slices and a negative NaN running max stay exact.
+TEST_P(JitColumns, SixteenBitLanesOfBothSigns) {
+    if (dt() == data_type::f32) GTEST_SKIP() << "16-bit lanes only";
+    const uint32_t sign = 0x8000;
+    shape_src = [&](int64_t, int64_t c, uint32_t bits) { return c % 2 ? bits | sign : bits & ~sign; };
+    uint32_t seed = 700;
+    // Two skewed blocks of columns and a rest; two tiles (33000).
+    for (auto [rows, ncols] : {std::pair<int64_t, int64_t> {64, 16 * 32 * 2 + 40}, {83, 1064},
+                 {64, 33000}}) {
+        for (bool acc : {false, true}) {
+            run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+            run(family_t::vert_tile, ncols, rows, acc, {{1, 33}, {2, 600}, {2, 601}}, {}, seed++);
+            if (acc) run(family_t::vert_tile, ncols, rows, acc, {}, {{2, 3}, {2, 520}}, seed++);
+        }
+    }
+    shape_src = nullptr;
+}
+
 // The f32 column kernels find NaN by the invalid flag of their maxes: a
 // caller's MXCSR comes back as it was, flags set or clear, and a caller
 // that unmasked the invalid exception gets no SIGFPE from a NaN.
