@@ -56,6 +56,26 @@ TEST_P(JitReduce, InnerSweep) {
     }
 }
 
+// 16-bit long rows first keep two statistics; an output of negatives
+// only takes a second pass for its max, and the call's later outputs then
+// keep all three in one pass (gen_inner.cpp): outputs of both signs,
+// NaNs of both signs and another all-negative output after the switch.
+TEST_P(JitReduce, LongRowsAfterAnAllNegativeOutput) {
+    if (dt() == data_type::f32) GTEST_SKIP() << "16-bit rows only";
+    for (int64_t n : {300, 1000}) {
+        planting pl;
+        for (int64_t out : {3, 15})
+            for (int64_t j = 0; j < n; ++j)
+                pl.bits_at.push_back({size_t(out * n + j), 0xc000u + uint32_t(j * 37 % 0x1000)});
+        pl.bits_at.push_back({size_t(10 * n + 7), qnan_bits(dt()) | 0x8000u});
+        pl.bits_at.push_back({size_t(12 * n + n - 1), dt() == data_type::bf16 ? 0x7fc1u : 0x7e01u});
+        pl.bits_at.push_back({size_t(13 * n), inf_bits(dt(), false)});
+        pl.bits_at.push_back({size_t(14 * n + 1), inf_bits(dt(), true)});
+        run(make_problem(dt(), {20, n}, 2), pl);
+        run(make_problem(dt(), {2, 20, n}, 5), pl);  // rows of rows
+    }
+}
+
 // Many outputs with short rows: the AVX-512 kernels fold 16 outputs at a
 // time (blocks, then a remainder), with extra reduced dims accumulating.
 TEST_P(JitReduce, ShortRowBlocks) {
