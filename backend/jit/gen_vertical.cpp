@@ -25,6 +25,14 @@ void vertical_generator::generate() {
         kxord(k_neg_mode, k_neg_mode, k_neg_mode);
         kxord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
         kxord(k_slow_before, k_slow_before, k_slow_before);
+        Label l_no_modes;
+        mov(rax, ARG(modes));
+        test(rax, rax);
+        jz(l_no_modes, T_NEAR);
+        kmovd(k_neg_mode, dword[rax + offsetof(lane_modes16, neg)]);
+        kmovd(k_mixed_mode, dword[rax + offsetof(lane_modes16, mixed)]);
+        kmovd(k_slow_before, dword[rax + offsetof(lane_modes16, slow_before)]);
+        L(l_no_modes);
     }
     Label l_outer;
     L(l_outer);
@@ -52,6 +60,16 @@ void vertical_generator::generate() {
         add(reg_dst, ARG(outer_dst_stride));
         dec(reg_outer);
         jnz(l_outer, T_NEAR);
+    }
+    if (raw16() && is512()) {
+        Label l_no_modes;
+        mov(rax, ARG(modes));
+        test(rax, rax);
+        jz(l_no_modes, T_NEAR);
+        kmovd(dword[rax + offsetof(lane_modes16, neg)], k_neg_mode);
+        kmovd(dword[rax + offsetof(lane_modes16, mixed)], k_mixed_mode);
+        kmovd(dword[rax + offsetof(lane_modes16, slow_before)], k_slow_before);
+        L(l_no_modes);
     }
     vzeroupper();
     if (nan_by_flags()) fp_env_leave();

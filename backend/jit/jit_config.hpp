@@ -81,6 +81,13 @@ struct inner_call {
 // Arguments of a `vert_*` kernel: dst[j] = max over rows of src[r][j] for
 // j < ncols, src rows row_stride bytes apart, dst contiguous (dst_dt).
 // accumulate as above. n_outer repeats the whole block at outer strides.
+// The 16-bit tiles' lane modes (opmask bits, gen_vertical.hpp), carried
+// from one call to the next over a thread's range, so that a run of short
+// calls (the two-stage plans' slabs) does not learn them anew each time.
+struct lane_modes16 {
+    uint32_t neg = 0, mixed = 0, slow_before = 0;
+};
+
 struct vert_call {
     const void *src;
     void *dst;
@@ -98,6 +105,9 @@ struct vert_call {
     // the offset where its lines do not share L1 sets with the lines of
     // the rows being read (design.md, JIT backend).
     void *scratch;
+    // vert_tile, bf16/f16 on AVX-512, may be null (every call then starts
+    // in positive mode): read at the start, written at the end.
+    lane_modes16 *modes;
 };
 
 // Columns of one vertical tile: up to 64 KiB of each src row, long

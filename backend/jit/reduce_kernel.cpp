@@ -48,7 +48,7 @@ red_ranges full_ranges(const plan &P) {
 // Vertical plans may pass n_outer > 1: that many slices of the innermost
 // outer dim (strides oss, ods) in one call, and a tile scratch.
 void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
-        int64_t cnt, int64_t jds, const red_ranges &R, void *scratch,
+        int64_t cnt, int64_t jds, const red_ranges &R, void *scratch, lane_modes16 *modes,
         int64_t n_outer = 1, int64_t oss = 0, int64_t ods = 0) {
     const int re = P.nextra;
     const int64_t rows = R.hi[re] - R.lo[re];
@@ -67,7 +67,8 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
             fn(&a);
         } else {
-            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch};
+            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
+                    modes};
             fn(&a);
         }
         acc = true;
@@ -143,14 +144,14 @@ void scatter_sub(const plan &P, char *d, const char *buf, int64_t dsz,
 // kernel reduces each output's short row of the scratch. Full ranges only
 // (no two-level split, no extra dims).
 void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t cnt,
-        void *tile_scratch) {
+        void *tile_scratch, lane_modes16 *modes) {
     alignas(64) char scratch[slab_bytes];
     const int64_t row_bytes = P.n * P.esz;
     const int64_t per = slab_bytes / row_bytes;
     for (int64_t c0 = 0; c0 < cnt; c0 += per) {
         const int64_t c = std::min(per, cnt - c0);
         const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
-                tile_scratch};
+                tile_scratch, modes};
         P.slab_code->fn(&v);
         const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};
         D.fn(&in);
@@ -178,6 +179,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         o /= P.outer[k].n;
     }
     const bool scatter = D.sub || (P.kind == plan_kind::vertical && D.jds != D.dsz);
+    lane_modes16 modes;
     while (b < e) {
         const int64_t cnt = std::min(P.jd.n - j, e - b);
         const char *s = src + j * P.jd.ss;
@@ -194,14 +196,14 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
         if (!scatter && P.kind == plan_kind::vertical && io >= 0 && j == 0)
             slices = std::min((e - b) / P.jd.n, P.outer[io].n - idx[io]);
         if (P.slab_code) {  // inner plans: never scattered
-            run_slabs(P, D, s, d, cnt, scratch);
+            run_slabs(P, D, s, d, cnt, scratch, &modes);
         } else if (slices > 1) {
-            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, slices, P.outer[io].ss,
-                    D.ods[io]);
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, &modes, slices,
+                    P.outer[io].ss, D.ods[io]);
             b += (slices - 1) * P.jd.n;
             idx[io] += slices - 1;
         } else if (!scatter) {
-            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch);
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, &modes);
         } else {
             // The vertical kernel writes contiguous columns: go through a
             // small buffer and scatter along the dst stride.
@@ -218,7 +220,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             if (by_transpose) tile = tile / cn * cn;
             for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
-                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch);
+                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch, &modes);
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
                     const int64_t next = std::min<int64_t>(cnt - c0 - c, tile);
                     transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
@@ -319,7 +321,8 @@ private:
         // loop below cost 3-5 points of the roofline on Zen 4 (f16
         // 64x64x64x64 axes 0,2: 80% -> 85% with the kernel).
         if (p_.combine_code) {
-            const vert_call a {partial, dst, p_.n_out, nch, pstride * p_.esz, 0, 1, 0, 0, nullptr};
+            const vert_call a {partial, dst, p_.n_out, nch, pstride * p_.esz, 0, 1, 0, 0, nullptr,
+                    nullptr};
             p_.combine_code->fn(&a);
             return;
         }

@@ -242,6 +242,8 @@ protected:
     // When set, src element (row, column) gets shape_src(row, column, its
     // random bits) instead.
     std::function<uint32_t(int64_t, int64_t, uint32_t)> shape_src;
+    // Handed to the tiles (vert_call::modes) when set.
+    lane_modes16 *modes = nullptr;
 
     // nan_src / nan_dst: (slice, column) pairs that get a negative NaN.
     // caller_mxcsr, when not 0: the MXCSR the kernel is called with, which
@@ -288,7 +290,7 @@ protected:
         const uintptr_t at = (reinterpret_cast<uintptr_t>(scratch.data()) + 4095) & ~uintptr_t(4095);
         const vert_call a {src.data(), dst.data(), ncols, rows, int64_t(stride * es), accumulate,
                 n_outer, int64_t(slice * es), int64_t(ncols * es),
-                with_scratch ? reinterpret_cast<void *>(at) : nullptr};
+                with_scratch ? reinterpret_cast<void *>(at) : nullptr, modes};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
         for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst.data(), i, dt()), want[i], dt(), i);
         EXPECT_TRUE(src.guards_ok());
@@ -361,6 +363,34 @@ TEST_P(JitColumns, SixteenBitLanesOfBothSigns) {
             if (acc) run(family_t::vert_tile, ncols, rows, acc, {}, {{2, 3}, {2, 520}}, seed++);
         }
     }
+    shape_src = nullptr;
+}
+
+// The 16-bit tiles' lane modes carry from one call to the next
+// (vert_call::modes): all-negative data leaves negative mode set, lanes of
+// both signs the straight exact passes; a later call starts in them and
+// stays exact on data of any sign, NaNs included.
+TEST_P(JitColumns, LaneModesCarryOver) {
+    if (dt() == data_type::f32) GTEST_SKIP() << "16-bit lanes only";
+    const uint32_t sign = 0x8000;
+    const auto negative = [&](int64_t, int64_t, uint32_t b) { return b | sign; };
+    const auto both = [&](int64_t, int64_t c, uint32_t b) { return c % 2 ? b | sign : b & ~sign; };
+    uint32_t seed = 800;
+    for (bool to_mixed : {false, true}) {
+        lane_modes16 m;
+        modes = &m;
+        shape_src = to_mixed ? std::function<uint32_t(int64_t, int64_t, uint32_t)>(both)
+                             : std::function<uint32_t(int64_t, int64_t, uint32_t)>(negative);
+        run(family_t::vert_tile, 1064, 64, false, {}, {}, seed++);
+        if (isa() == isa_t::avx512_core) {
+            EXPECT_NE(to_mixed ? m.mixed : m.neg, 0u);
+        }
+        shape_src = nullptr;
+        run(family_t::vert_tile, 1064, 64, true, {{1, 40}}, {{2, 7}}, seed++);
+        shape_src = negative;
+        run(family_t::vert_tile, 1064, 35, false, {{0, 3}}, {}, seed++);
+    }
+    modes = nullptr;
     shape_src = nullptr;
 }
 
