@@ -84,15 +84,15 @@ void vertical_generator::skewed_block(block b, bool neg) {
 }
 
 void vertical_generator::skewed_load16(int slot, int r, const Address &a, bool neg) {
-    // Prefetching (src past the L3): both statistics read the vector from
-    // memory, the second read hitting L1, so that with the prefetch a load
-    // takes 3 instructions, not 4, and more loads stay in flight (f16
-    // 4096x4096 axis 0 on Zen 4, 32 MiB: 76% -> 84% of the roofline). From
-    // the caches the doubled L1 reads cost instead (f16 1x128x160x160
-    // axis 1: 89% -> 84%; 61% where rows are not 64-byte aligned), and
-    // f32's pairs gained nothing from it.
+    // Prefetching (src past the L3) or fused16: both statistics read the
+    // vector from memory, the second read hitting L1, so that with the
+    // prefetch a load takes 3 instructions, not 4, and more loads stay in
+    // flight (f16 4096x4096 axis 0 on Zen 4, 32 MiB: 76% -> 84% of the
+    // roofline). From the caches the doubled L1 reads cost instead (f16
+    // 1x128x160x160 axis 1: 89% -> 84%; 61% where rows are not 64-byte
+    // aligned), and f32's pairs gained nothing from it.
     const Xmm chain = umax_chain(r % 4);
-    const bool from_memory = cfg_.prefetch && r > 0;
+    const bool from_memory = (cfg_.prefetch || cfg_.fused16) && r > 0;
     const Xmm x = r == 0 ? v(slot) : v(16 + r % 8);
     if (!from_memory) vmovdqu32(x, a);
     const Operand &y = from_memory ? static_cast<const Operand &>(a) : x;

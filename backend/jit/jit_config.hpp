@@ -40,9 +40,14 @@ struct kernel_config {
     // keep a register between load and max (gen_vertical_skew.cpp) and
     // the blocks their ordered-lane compares (gen_inner_blocks.cpp).
     bool prefetch = false;
+    // vert_tile, bf16/f16 on AVX-512: the skewed rows give both statistics
+    // the vector from memory (two L1 reads, no register between), as the
+    // prefetching tiles do: fewer instructions waiting on each load where
+    // the rows stream from beyond L2 (plan.cpp, fused_loads16).
+    bool fused16 = false;
 
     auto tie() const {
-        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch);
+        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -58,6 +63,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.unroll));
         mix(static_cast<size_t>(c.block_n));
         mix(static_cast<size_t>(c.prefetch));
+        mix(static_cast<size_t>(c.fused16));
         return h;
     }
 };

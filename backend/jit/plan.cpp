@@ -51,6 +51,23 @@ bool prefetch_src(int64_t src_bytes, streams kind) {
     return false;
 }
 
+// AVX-512's 16-bit tiles in passes of 16 rows (kernel_config::fused16):
+// from half the L3's size on, where the rows lie a multiple of 64 bytes
+// apart but not of 4 KiB, the skewed loads go straight into both
+// statistics. Zen 4, same-run A/Bs, % of the roofline, register -> fused:
+// bf16 64x64x56x56 axis 1 (rows 6272 B apart) 56-73 -> 79-92, f16 66 ->
+// 77; f16 16x64x112x112 axis 1 68-71 -> 78-84; bf16 2600x4800 axis 0 73-76
+// -> 84-85; channels-last axis 2 (7168 B) bf16 67 -> 73-75, f16 69-73 ->
+// 74-76. Rows a multiple of 4 KiB apart lost 1-4 points (f16 4096x4096
+// axis 2, 8x64x64x64 axis 1) or tied (channels-last axis 0); from the L3
+// (f16 1x128x160x160 axis 1, 6 MiB) 90 -> 86, and rows not 64-byte
+// aligned (bf16 1x128x150x150 axis 1) 86 -> 61.
+bool fused_loads16(const plan &P, isa_t isa) {
+    return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.rows.n >= 16
+            && P.rows.ss % 64 == 0 && P.rows.ss % 4096 != 0
+            && prefetch_src(P.src_bytes, streams::many_16bit_far);
+}
+
 // Vertical plans with few columns: whether the outermost output dim is also
 // the outermost src dim, with enough indices to share out evenly. Chunks
 // of whole slices of it then each read one contiguous src range, as
@@ -81,13 +98,14 @@ bool dst_dense_in_flat_order(const plan &P) {
 }
 
 // A vertical tile kernel of the plan's ISA and dtype.
-kernel_config tile_config(isa_t isa, data_type dt, bool prefetch) {
+kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 = false) {
     kernel_config c;
     c.isa = isa;
     c.family = family_t::vert_tile;
     c.src_dt = c.dst_dt = dt;
     c.unroll = 1;
     c.prefetch = prefetch;
+    c.fused16 = fused16;
     return c;
 }
 
@@ -306,7 +324,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {
-        cfg = tile_config(isa, P.dt, from_memory);
+        cfg = tile_config(isa, P.dt, from_memory, fused_loads16(P, isa));
     }
     P.code = get_code(cfg);
     // Short inner rows whose rows dim is far apart (more than a block of 16
@@ -316,7 +334,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
             && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
             && P.rows.ss >= 16 * row_bytes) {
-        P.slab_code = get_code(tile_config(isa, P.dt, from_memory));
+        P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused_loads16(P, isa)));
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
             || P.slab_code;

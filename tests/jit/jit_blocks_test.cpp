@@ -252,11 +252,13 @@ protected:
             std::vector<std::pair<int64_t, int64_t>> nan_src,
             std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed,
             uint32_t caller_mxcsr = 0) {
-        // The tiles with and without prefetching, with and without a
-        // scratch tile (same results).
+        // The tiles with and without prefetching, their 16-bit loads fused
+        // or not, with and without a scratch tile (same results).
         const bool prefetch = family == family_t::vert_tile && seed % 2;
+        const bool fused16 = family == family_t::vert_tile && seed % 4 == 2;
         const bool with_scratch = family == family_t::vert_tile && seed % 3 != 0;
         SCOPED_TRACE("family=" + std::to_string(int(family)) + " prefetch=" + std::to_string(prefetch)
+                + " fused16=" + std::to_string(fused16)
                 + " scratch=" + std::to_string(with_scratch) + " ncols=" + std::to_string(ncols)
                 + " rows=" + std::to_string(rows) + " accumulate=" + std::to_string(accumulate)
                 + " seed=" + std::to_string(seed));
@@ -266,6 +268,7 @@ protected:
         cfg.src_dt = cfg.dst_dt = dt();
         cfg.unroll = family == family_t::vert_reg ? int((ncols + vl() - 1) / vl()) : 1;
         cfg.prefetch = prefetch;
+        cfg.fused16 = fused16;
         const auto code = get_code(cfg);
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());

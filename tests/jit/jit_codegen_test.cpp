@@ -16,6 +16,7 @@ struct config_case {
     int unroll;
     int block_n;
     bool prefetch = false;
+    bool fused16 = false;
 };
 
 // What plan.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
@@ -36,6 +37,7 @@ std::vector<config_case> plannable_configs() {
             for (int u = 1; u <= (z ? 16 : 8); ++u) r.push_back({isa, family_t::vert_reg, dt, u, 0});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
+            if (z && dt != data_type::f32) r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
         }
     }
     return r;
@@ -51,6 +53,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.unroll = c.unroll;
         cfg.block_n = c.block_n;
         cfg.prefetch = c.prefetch;
+        cfg.fused16 = c.fused16;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {
