@@ -1,7 +1,9 @@
 // Short inner rows in blocks of outputs (gen_inner_blocks.hpp).
 #include "backend/jit/gen_inner_blocks.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <vector>
 
 #include "backend/jit/generators.hpp"
 
@@ -16,7 +18,7 @@ using namespace Xbyak;
 // lanes (AVX-512: vshuff32x4; AVX2: one level of vperm2f128), then
 // floats within lanes (vshufps). exact: the NaN-aware max; else the
 // accumulators are known to hold no NaN.
-void inner_blocks_generator::fold(bool exact) {
+void inner_blocks_generator::fold(bool exact, bool words) {
     const Xmm t = vmm(is512() ? 17 : 13), t1 = vmm(is512() ? 18 : 14), t2 = vmm(is512() ? 19 : 15);
     auto level = [&](int pairs_n, bool lanes, uint8_t lo, uint8_t hi) {
         for (int i = 0; i < pairs_n; ++i) {
@@ -34,6 +36,8 @@ void inner_blocks_generator::fold(bool exact) {
             if (exact) {
                 nanmax(t1, t2, t);
                 vmovaps(vmm(i), t1);
+            } else if (words) {
+                vpmaxsw(vmm(i), t1, t2);
             } else {
                 vmaxps(vmm(i), t1, t2);
             }
@@ -245,6 +249,58 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
     if (f16_bits()) vpmaxuw(chain16(), chain16(), a);
 }
 
+// AVX-512, 16-bit rows of 32 to 64 elements from the caches: per 64 bytes
+// a signed 16-bit max of the raw bits into the output's accumulator and an
+// unsigned max into one of four chains, both from memory: two
+// instructions where the pairs take three (bf16) or four (f16). A row's
+// last vector ends at its last element, overlapping the one before (a max
+// takes a value twice harmlessly), so no load is masked. The signed max of
+// sign-magnitude bits is the max where a row saw a value >= +0, positive
+// NaNs included (the largest bits); a negative NaN hides in it, and shows
+// as a chain above -inf's bits (the block is then redone exactly). An
+// output whose max has its sign set saw only negatives, whose max is
+// their unsigned min: that block, and the call's later ones, go to the
+// pairs (r15 = 1). The fold's shuffles move dwords, each two words of one
+// output, which a last shift and max join.
+bool inner_blocks_generator::word_blocks() const {
+    return blocks_by_flags() && is512() && raw16() && cfg_.block_n >= 2 * vlen();
+}
+
+void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,
+        const std::function<Xmm(int)> &acc_of, bool one_row) {
+    const int n = cfg_.block_n, words = 2 * vlen();
+    std::vector<int> offsets {0};
+    for (int e = words; e < n; e += words) offsets.push_back(std::min(e, n - words) * ssz());
+    for (int c = 0; c < 4; ++c) vpxord(word_chain(c), word_chain(c), word_chain(c));
+    int c = 0;
+    auto take = [&](int k, int off, bool first) {
+        const Address a = addr_bytes(k, off);
+        if (first) vmovdqu32(acc_of(k), a);
+        else vpmaxsw(acc_of(k), acc_of(k), a);
+        vpmaxuw(word_chain(c), word_chain(c), a);
+        ++c;
+    };
+    if (one_row) {
+        // Memory order, as block_fast.
+        for (int k = 0; k < vlen(); ++k)
+            for (size_t j = 0; j < offsets.size(); ++j) take(k, offsets[j], j == 0);
+        return;
+    }
+    const Reg64 rows = r9, pa = r10, pb = r14, os = rax;
+    mov(pa, reg_src);
+    lea(pb, ptr[reg_src + os * 8]);
+    for (int k = 0; k < vlen(); ++k) vmovdqa32(acc_of(k), word_floor());
+    mov(rows, ARG(rows));
+    Label l_row;
+    L(l_row);
+    for (int off : offsets)
+        for (int k = 0; k < vlen(); ++k) take(k, off, false);
+    add(pa, ARG(row_stride));
+    add(pb, ARG(row_stride));
+    dec(rows);
+    jnz(l_row, T_NEAR);
+}
+
 // The bf16 pairs' accumulators hold their low elements' bits below the
 // high halves' values: cleared, the lanes are exact bf16 values again.
 void inner_blocks_generator::clear_low_halves(const Xmm &v) {
@@ -271,9 +327,8 @@ void inner_blocks_generator::blocks() {
     const Xmm ninf = vmm(is512() ? 20 : 10);
     const int nfull = cfg_.block_n / vlen();
     const int tail = cfg_.block_n % vlen();
-    auto addr = [&](int k, int v) {
+    auto addr_bytes = [&](int k, int disp) {
         const Reg64 base = k < 8 ? pa : pb;
-        const int disp = v * vlen() * ssz();
         switch (k % 8) {
             case 0: return ptr[base + disp];
             case 1: return ptr[base + os + disp];
@@ -285,6 +340,7 @@ void inner_blocks_generator::blocks() {
             default: return ptr[base + os7 + disp];
         }
     };
+    auto addr = [&](int k, int v) { return addr_bytes(k, v * vlen() * ssz()); };
     // Output k goes to the register whose lane k the fold below leaves
     // it in (AVX-512: a 4x4 transpose of lane groups, its own inverse;
     // AVX2: lane k = 4 * half + j holds register 2 * j + half).
@@ -324,8 +380,14 @@ void inner_blocks_generator::blocks() {
     cmp(ARG(out_dst_stride), dsz());
     jne(l_skip, T_NEAR);
     push(rbx); push(r12); push(r13); push(r14); push(r15);
+    // r15: which fast block the call is at: 0 words, 1 pairs, 2 clean
+    // pairs (bf16), each sticky once a block needed the next.
+    mov(r15d, word_blocks() ? 0 : 1);
+    if (word_blocks()) {
+        bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
+        bcast16(word_floor(), 0x8000);
+    }
     if (bf16_pairs()) {
-        xor_(r15d, r15d);
         mov(tmp.cvt32(), 0xffff0000u);
         vmovd(Xmm(high_mask().getIdx()), tmp.cvt32());
         vpbroadcastd(high_mask(), Xmm(high_mask().getIdx()));
@@ -339,7 +401,7 @@ void inner_blocks_generator::blocks() {
         mov(tmp.cvt32(), (1u << (rem / 2)) - 1);
         kmovw(k_pair_, tmp.cvt32());
     }
-    if (raw_pairs() && f16_bits()) bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
+    if (raw_pairs() && f16_bits() && !word_blocks()) bcast16(c_neg_inf(), neg_inf16());
     bcast_neg_inf(ninf);
     mov(os, ARG(out_src_stride));
     lea(os3, ptr[os + os * 2]);
@@ -427,10 +489,56 @@ void inner_blocks_generator::blocks() {
             test_invalid_flag();
             jz(l_folded, T_NEAR);
         };
-        if (bf16_pairs()) {
-            test(r15, r15);
-            jnz(l_clean, T_NEAR);
+        Label l_pairs;
+        if (word_blocks()) {
+            cmp(r15d, 1);
+            je(l_pairs, T_NEAR);
+            if (bf16_pairs()) ja(l_clean, T_NEAR);
+            Label l_rows, l_fold;
+            cmp(ARG(rows), 1);
+            jne(l_rows, T_NEAR);
+            block_words(addr_bytes, acc_of, true);
+            jmp(l_fold, T_NEAR);
+            L(l_rows);
+            block_words(addr_bytes, acc_of, false);
+            L(l_fold);
+            fold(false, true);
+            vpsrld(x, vmm(0), 16);
+            vpmaxsw(vmm(0), vmm(0), x);  // low words: the outputs' signed maxes
+            vpmaxuw(word_chain(0), word_chain(0), word_chain(1));
+            vpmaxuw(word_chain(2), word_chain(2), word_chain(3));
+            vpmaxuw(word_chain(0), word_chain(0), word_chain(2));
+            negative_nan_lanes(k_ord_, word_chain(0));
+            kortestd(k_ord_, k_ord_);
+            jnz(l_redo, T_NEAR);
+            Label l_negative;
+            vpmovw2m(k_ord_, vmm(0));
+            mov(tmp.cvt32(), 0x55555555u);  // the low words
+            kmovd(k_pair_, tmp.cvt32());
+            kandd(k_ord_, k_ord_, k_pair_);
+            kortestd(k_ord_, k_ord_);
+            jnz(l_negative, T_NEAR);
+            if (f16_bits()) {
+                vpmovdw(Ymm(x.getIdx()), vmm(0));
+                vcvtph2ps(vmm(0), Ymm(x.getIdx()));
+            } else {
+                vpslld(vmm(0), vmm(0), 16);
+            }
+            jmp(l_folded, T_NEAR);
+            L(l_negative);
+            mov(r15d, 1);
+            if (masked_last_pair()) {  // k_pair_ again
+                const int rem = cfg_.block_n % (2 * vlen());
+                mov(tmp.cvt32(), (1u << (rem / 2)) - 1);
+                kmovw(k_pair_, tmp.cvt32());
+            }
+            mov(pa, reg_src);
+            lea(pb, ptr[reg_src + os * 8]);
+        } else if (bf16_pairs()) {
+            cmp(r15d, 1);
+            ja(l_clean, T_NEAR);
         }
+        L(l_pairs);
         fast_block();
         if (bf16_pairs()) {
             // The flag came from a NaN or from an infinity beside a
@@ -438,7 +546,7 @@ void inner_blocks_generator::blocks() {
             // Masked scores (half of the elements -inf) read 32-34% of
             // the roofline on Zen 4 when every block redid exactly.
             clear_fp_flags();
-            mov(r15, 1);
+            mov(r15d, 2);
             L(l_clean);
             mov(pa, reg_src);
             lea(pb, ptr[reg_src + os * 8]);

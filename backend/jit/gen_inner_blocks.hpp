@@ -30,7 +30,8 @@ protected:
     bool blocks_by_flags() const { return cfg_.block_n > 0 && !cfg_.prefetch; }
 
 private:
-    void fold(bool exact);
+    // exact: the NaN-aware max; words: the signed 16-bit max; else vmaxps.
+    void fold(bool exact, bool words = false);
     bool raw_pairs() const;
     // bf16 in raw_pairs(): a dword of -inf or +inf beside a nonzero low
     // element is a NaN float, so masked scores redo every block. After
@@ -39,12 +40,24 @@ private:
     bool bf16_pairs() const { return raw_pairs() && !f16_bits(); }
     bool clean_pairs_ = false;  // the pair code being emitted is the clean one
     Xbyak::Xmm high_mask() const { return vmm(is512() ? 23 : 12); }  // 0xffff0000 per dword
-    // The clean pairs' masked dwords (AVX-512 24-27; AVX2 11, 13-15, which
-    // the fold takes only after the rows).
+    // The clean pairs' masked dwords (AVX-512 24, 25, 27, 28, around
+    // c_neg_inf(); AVX2 11, 13-15, which the fold takes only after the rows).
     Xbyak::Xmm clean_temp(int i) const {
-        static const int avx2[] = {11, 13, 14, 15};
-        return is512() ? vmm(24 + i % 4) : vmm(avx2[i % 4]);
+        static const int avx512[] = {24, 25, 27, 28}, avx2[] = {11, 13, 14, 15};
+        return vmm(is512() ? avx512[i % 4] : avx2[i % 4]);
     }
+    // AVX-512, bf16/f16 rows of 32-64 elements from the caches: the raw
+    // bits' signed 16-bit max per output, beside unsigned max chains for
+    // negative NaNs (see the definition). Blocks take them first (r15 = 0).
+    bool word_blocks() const;
+    Xbyak::Xmm word_chain(int c) const {
+        static const int regs[] = {21, 29, 30, 31};
+        return vmm(regs[c % 4]);
+    }
+    void block_words(const std::function<Xbyak::Address(int, int)> &addr_bytes,
+            const std::function<Xbyak::Xmm(int)> &acc_of, bool one_row);
+    // 0x8000 per word, the signed max's floor (block_words over rows).
+    Xbyak::Xmm word_floor() const { return vmm(22); }
     // f16 in raw_pairs(): the accumulators hold the order of its bits.
     bool f16_bits() const { return cfg_.src_dt == data_type::f16; }
     // AVX-512: the unsigned max of an f16 block's raw bits.

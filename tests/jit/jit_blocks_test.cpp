@@ -97,6 +97,8 @@ protected:
     // The odd elements of outputs [masked_from, masked_to) are -inf (those
     // with an odd index +inf), the even ones nonzero: masked scores.
     int64_t masked_from = 0, masked_to = 0;
+    // This output's elements all negative (-1: none).
+    int64_t negative_out = -1;
 
     // outs outputs of n contiguous elements; dst joined when accumulate.
     // nan_src / nan_dst: output indices that get a negative NaN.
@@ -125,6 +127,7 @@ protected:
             if (tiny_values) b = (b & (dt() == data_type::f32 ? 0x80000000u : 0x8000u)) | (b % 0x7f + 1);
             const int64_t o = i / n;
             if (o >= masked_from && o < masked_to) b = i % 2 ? inf_bits(dt(), o % 2 == 0) : b | 1;
+            if (o == negative_out) b |= dt() == data_type::f32 ? 0x80000000u : 0x8000u;
             put(src.data(), i, dt(), b);
         }
         for (int64_t o = 0; o < outs; ++o) put(dst.data(), o, dt(), random_bits(dt(), rng, false));
@@ -220,6 +223,18 @@ TEST_P(JitBlocks, InfinitiesBesideOtherElements) {
             if (acc) run(n, 70, acc, {}, {20}, seed++);
             masked_from = 20;
             run(n, 70, acc, {5, 33}, {}, seed++);
+            // 16-bit rows of 32 or more: an output of negatives only sends
+            // the call from the signed 16-bit maxes to the pairs, and
+            // infinities then to the clean pairs.
+            negative_out = 2;
+            masked_from = 16;
+            run(n, 70, acc, {}, {}, seed++);
+            run(n, 70, acc, {40, 66}, {}, seed++);
+            masked_to = 0;
+            run(n, 70, acc, {20}, {}, seed++);
+            negative_out = 21;
+            run(n, 70, acc, {3, 50}, {}, seed++);
+            negative_out = -1;
         }
     }
 }
