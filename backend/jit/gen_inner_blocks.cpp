@@ -142,172 +142,6 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     test_nan(totals[0], totals[1]);
 }
 
-// bf16 from the caches, two vectors (64 bytes; AVX2: 32) at a time: the
-// raw dwords are maxed as f32. A dword's float is its high bf16 element
-// widened, with the low element below its last mantissa bit: the max
-// dword's high half is the high elements' max (within one bf16 value the
-// low bits only order equal ones), a NaN high element makes the dword NaN
-// and raises the invalid flag (as does +-inf beside a nonzero low element:
-// an exact redo for nothing), and the accumulator keeps that order against
-// the clean floats of the low elements, shifted up, maxed beside. Three
-// instructions per 64 bytes (AVX2: four per 32) against six for two
-// widening loads and maxes. The clean pairs (bf16_pairs()) take one more,
-// an and that clears the low halves. A second view of the dwords 2 bytes
-// earlier, the low elements as high halves (two maxes per 64 bytes),
-// read 10-25 points slower on Zen 4: each of its loads crosses a line.
-//
-// f16 (AVX-512) takes the same path in the order of its bits: a dword's
-// float orders like its high f16 element's bits then the low one's, and
-// for sign-magnitude bits that is the f16 order, +inf included (a finite
-// float here). The accumulators then hold f16 bits in their high halves,
-// converted to floats after the fold. What the order does not catch: f16
-// NaNs whose bits make no float NaN (those with the exponent's ones and
-// the mantissa's top bits not all set): positive ones are the largest
-// bits and come out as the max, a NaN; negative ones sort lowest, and an
-// unsigned max of the raw bits beside (chain16(), one more instruction
-// per 64 bytes) sends a block that saw one to the exact redo. The kernel
-// runs with DAZ clear (fp_env_enter): f16 bits of tiny values are float
-// denormals here, never as f16 values widened.
-bool inner_blocks_generator::raw_pairs() const {
-    if (!blocks_by_flags() || cfg_.block_n / vlen() > 4) return false;
-    return cfg_.src_dt == data_type::bf16 || (cfg_.src_dt == data_type::f16 && is512());
-}
-
-// A row of block_n 16-bit elements in steps: whole pairs of vectors, then
-// (AVX-512, an even number of elements left) one pair masked to its
-// dwords (k_pair_: no load past them), or else the remaining whole vector
-// and element tail widened.
-int inner_blocks_generator::pair_steps() const {
-    const int n = cfg_.block_n, pair = 2 * vlen();
-    return n / pair + (n % pair ? 1 : 0);
-}
-
-bool inner_blocks_generator::masked_last_pair() const {
-    const int rem = cfg_.block_n % (2 * vlen());
-    return is512() && rem > 0 && rem % 2 == 0;
-}
-
-// Step st of a row (vec(v): the address of its vector v) into m; first:
-// m starts with it.
-void inner_blocks_generator::pair_step(const Xmm &m, const std::function<Address(int)> &vec,
-        int st, bool first, const Xmm &x, const Xmm &y) {
-    const int npairs = cfg_.block_n / (2 * vlen());
-    if (st < npairs) return pair_max(m, vec(2 * st), x, y, first);
-    if (masked_last_pair()) {
-        const Address a = vec(2 * npairs);
-        if (first) vmovaps(m, vmm(20));  // -inf (blocks())
-        // One masked load for all: a masked memory operand costs several
-        // plain loads on AMD Zen 4 (16-bit masks the most).
-        const Xmm d = vmm(22);
-        vmovdqu32(d | k_pair_ | T_z, a);
-        if (f16_bits()) vpmaxuw(chain16(), chain16(), d);
-        vpslld(x, d, 16);
-        vmaxps(m | k_pair_, m, x);
-        if (clean_pairs_) vpandd(d, d, high_mask());
-        vmaxps(m | k_pair_, m, d);
-        return;
-    }
-    // Widened by a shift: f16 stays in the order of its bits.
-    const data_type bits = data_type::bf16;
-    const int nfull = cfg_.block_n / vlen(), tail = cfg_.block_n % vlen();
-    int v = 2 * npairs;
-    if (first && v < nfull) {
-        load(m, vec(v++), bits);
-        if (f16_bits()) vpmaxuw(chain16(), chain16(), m);
-    } else if (first) {
-        vmovaps(m, vmm(20));  // -inf (blocks(); a tail alone: AVX-512 only)
-    }
-    for (; v < nfull; ++v) {
-        load(x, vec(v), bits);
-        if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
-        vmaxps(m, m, x);
-    }
-    if (tail) {
-        load_tail(x, vec(nfull), bits);
-        if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
-        vmaxps(m | k_tail_, m, x);
-    }
-}
-
-void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm &x,
-        const Xmm &y, bool first) {
-    const Xmm even = first ? m : x;
-    if (is512()) {
-        vpslld(even, a, 16);
-    } else {
-        vmovdqu(even, a);  // VEX shifts take no memory operand
-        vpslld(even, even, 16);
-    }
-    if (!first) vmaxps(m, m, x);
-    if (clean_pairs_) {
-        if (is512()) vpandd(y, high_mask(), a);
-        else vpand(y, high_mask(), a);
-        vmaxps(m, m, y);
-    } else {
-        vmaxps(m, m, a);
-    }
-    if (f16_bits()) vpmaxuw(chain16(), chain16(), a);
-}
-
-// AVX-512, 16-bit rows of 32 to 64 elements from the caches: per 64 bytes
-// a signed 16-bit max of the raw bits into the output's accumulator and an
-// unsigned max into one of four chains, both from memory: two
-// instructions where the pairs take three (bf16) or four (f16). A row's
-// last vector ends at its last element, overlapping the one before (a max
-// takes a value twice harmlessly), so no load is masked. The signed max of
-// sign-magnitude bits is the max where a row saw a value >= +0, positive
-// NaNs included (the largest bits); a negative NaN hides in it, and shows
-// as a chain above -inf's bits (the block is then redone exactly). An
-// output whose max has its sign set saw only negatives, whose max is
-// their unsigned min: that block, and the call's later ones, go to the
-// pairs (r15 = 1). The fold's shuffles move dwords, each two words of one
-// output, which a last shift and max join.
-bool inner_blocks_generator::word_blocks() const {
-    return blocks_by_flags() && is512() && raw16() && cfg_.block_n >= 2 * vlen();
-}
-
-void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,
-        const std::function<Xmm(int)> &acc_of, bool one_row) {
-    const int n = cfg_.block_n, words = 2 * vlen();
-    std::vector<int> offsets {0};
-    for (int e = words; e < n; e += words) offsets.push_back(std::min(e, n - words) * ssz());
-    for (int c = 0; c < 4; ++c) vpxord(word_chain(c), word_chain(c), word_chain(c));
-    int c = 0;
-    auto take = [&](int k, int off, bool first) {
-        const Address a = addr_bytes(k, off);
-        if (first) vmovdqu32(acc_of(k), a);
-        else vpmaxsw(acc_of(k), acc_of(k), a);
-        vpmaxuw(word_chain(c), word_chain(c), a);
-        ++c;
-    };
-    if (one_row) {
-        // Memory order, as block_fast.
-        for (int k = 0; k < vlen(); ++k)
-            for (size_t j = 0; j < offsets.size(); ++j) take(k, offsets[j], j == 0);
-        return;
-    }
-    const Reg64 rows = r9, pa = r10, pb = r14, os = rax;
-    mov(pa, reg_src);
-    lea(pb, ptr[reg_src + os * 8]);
-    for (int k = 0; k < vlen(); ++k) vmovdqa32(acc_of(k), word_floor());
-    mov(rows, ARG(rows));
-    Label l_row;
-    L(l_row);
-    for (int off : offsets)
-        for (int k = 0; k < vlen(); ++k) take(k, off, false);
-    add(pa, ARG(row_stride));
-    add(pb, ARG(row_stride));
-    dec(rows);
-    jnz(l_row, T_NEAR);
-}
-
-// The bf16 pairs' accumulators hold their low elements' bits below the
-// high halves' values: cleared, the lanes are exact bf16 values again.
-void inner_blocks_generator::clear_low_halves(const Xmm &v) {
-    if (is512()) vpandd(v, v, high_mask());
-    else vpand(v, v, high_mask());
-}
-
 // Short rows: per output, the lane folding costs as much as the row, so
 // vlen() outputs (16; AVX2: 8) go at once, one accumulator each, and
 // are folded together by a transpose-reduce (15 two-source shuffles and
@@ -321,8 +155,8 @@ void inner_blocks_generator::blocks() {
     // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
     // output stride os (os3, os5, os7 precomputed: every k * os is one
     // base + index * scale address).
-    const Reg64 rows = r9, pa = r10, tmp = r11;
-    const Reg64 os = rax, os3 = rbx, os5 = r12, os7 = r13, pb = r14;
+    const Reg64 &rows = blk_rows, &pa = blk_pa, &tmp = blk_tmp;
+    const Reg64 &os = blk_os, &os3 = blk_os3, &os5 = blk_os5, &os7 = blk_os7, &pb = blk_pb;
     const Xmm x = vmm(is512() ? 16 : 8), t = vmm(is512() ? 17 : 9);
     const Xmm ninf = vmm(is512() ? 20 : 10);
     const int nfull = cfg_.block_n / vlen();
@@ -494,46 +328,7 @@ void inner_blocks_generator::blocks() {
             cmp(r15d, 1);
             je(l_pairs, T_NEAR);
             if (bf16_pairs()) ja(l_clean, T_NEAR);
-            Label l_rows, l_fold;
-            cmp(ARG(rows), 1);
-            jne(l_rows, T_NEAR);
-            block_words(addr_bytes, acc_of, true);
-            jmp(l_fold, T_NEAR);
-            L(l_rows);
-            block_words(addr_bytes, acc_of, false);
-            L(l_fold);
-            fold(false, true);
-            vpsrld(x, vmm(0), 16);
-            vpmaxsw(vmm(0), vmm(0), x);  // low words: the outputs' signed maxes
-            vpmaxuw(word_chain(0), word_chain(0), word_chain(1));
-            vpmaxuw(word_chain(2), word_chain(2), word_chain(3));
-            vpmaxuw(word_chain(0), word_chain(0), word_chain(2));
-            negative_nan_lanes(k_ord_, word_chain(0));
-            kortestd(k_ord_, k_ord_);
-            jnz(l_redo, T_NEAR);
-            Label l_negative;
-            vpmovw2m(k_ord_, vmm(0));
-            mov(tmp.cvt32(), 0x55555555u);  // the low words
-            kmovd(k_pair_, tmp.cvt32());
-            kandd(k_ord_, k_ord_, k_pair_);
-            kortestd(k_ord_, k_ord_);
-            jnz(l_negative, T_NEAR);
-            if (f16_bits()) {
-                vpmovdw(Ymm(x.getIdx()), vmm(0));
-                vcvtph2ps(vmm(0), Ymm(x.getIdx()));
-            } else {
-                vpslld(vmm(0), vmm(0), 16);
-            }
-            jmp(l_folded, T_NEAR);
-            L(l_negative);
-            mov(r15d, 1);
-            if (masked_last_pair()) {  // k_pair_ again
-                const int rem = cfg_.block_n % (2 * vlen());
-                mov(tmp.cvt32(), (1u << (rem / 2)) - 1);
-                kmovw(k_pair_, tmp.cvt32());
-            }
-            mov(pa, reg_src);
-            lea(pb, ptr[reg_src + os * 8]);
+            word_block(addr_bytes, acc_of, l_folded, l_redo);
         } else if (bf16_pairs()) {
             cmp(r15d, 1);
             ja(l_clean, T_NEAR);

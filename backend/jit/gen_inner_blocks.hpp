@@ -21,6 +21,11 @@ protected:
     const Xbyak::Reg64 reg_dst = rdx;
     const Xbyak::Reg64 reg_nout = rcx;    // outputs left
 
+    // blocks()' own: the first rows of outputs 0-7 (pa) and 8-15 (pb), the
+    // output stride (os) and its multiples, rows left, a temporary.
+    const Xbyak::Reg64 blk_pa = r10, blk_pb = r14, blk_os = rax, blk_os3 = rbx, blk_os5 = r12,
+            blk_os7 = r13, blk_rows = r9, blk_tmp = r11;
+
     // Blocks of vlen() outputs while they last (see the definition);
     // clobbers every vector register, r8-r11 and rax.
     void blocks();
@@ -56,6 +61,9 @@ private:
     }
     void block_words(const std::function<Xbyak::Address(int, int)> &addr_bytes,
             const std::function<Xbyak::Xmm(int)> &acc_of, bool one_row);
+    void word_block(const std::function<Xbyak::Address(int, int)> &addr_bytes,
+            const std::function<Xbyak::Xmm(int)> &acc_of, Xbyak::Label &l_folded,
+            Xbyak::Label &l_redo);
     // 0x8000 per word, the signed max's floor (block_words over rows).
     Xbyak::Xmm word_floor() const { return vmm(22); }
     // f16 in raw_pairs(): the accumulators hold the order of its bits.

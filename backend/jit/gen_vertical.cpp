@@ -184,11 +184,7 @@ void vertical_generator::pass(int g, bool fresh) {
         // lacks at most their NaNs; a negative NaN running max went to
         // exact_column16).
         Label l_clean;
-        vpmaxuw(umax_chain(0), umax_chain(0), umax_chain(1));
-        vpmaxuw(umax_chain(2), umax_chain(2), umax_chain(3));
-        vpmaxuw(umax_chain(0), umax_chain(0), umax_chain(2));
-        negative_nan_lanes(k_ord_, umax_chain(0));
-        kortestd(k_ord_, k_ord_);
+        test_negative_nan_chains(umax_chain(0), umax_chain(1), umax_chain(2), umax_chain(3));
         jz(l_clean, T_NEAR);
         exact_pass16();
         L(l_clean);

@@ -162,6 +162,17 @@ protected:
     void negative_nan_lanes(const Xbyak::Opmask &k, const Xbyak::Operand &x) {
         vpcmpuw(k, c_neg_inf(), x, 1);  // less than: -inf below x
     }
+    // AVX-512: four unsigned-max chains of raw 16-bit bits joined into c0,
+    // then ZF clear (jnz taken) where they saw a negative NaN. Clobbers
+    // k_ord_.
+    void test_negative_nan_chains(const Xbyak::Xmm &c0, const Xbyak::Xmm &c1,
+            const Xbyak::Xmm &c2, const Xbyak::Xmm &c3) {
+        vpmaxuw(c0, c0, c1);
+        vpmaxuw(c2, c2, c3);
+        vpmaxuw(c0, c0, c2);
+        negative_nan_lanes(k_ord_, c0);
+        kortestd(k_ord_, k_ord_);
+    }
     // The column kernels' answer from a vector's statistics, in smax: per
     // lane the signed max, or the unsigned min where the signed max is
     // negative (the lane saw only negatives), or the quiet NaN where the
