@@ -10,7 +10,7 @@
 // ratio to the roofline's block of the same round.
 //
 //   ab_builds --shape=32x64x56x56 --order=0,2,3,1 --axes=0 [--dt=f32]
-//             [--dst=any|dense] [--fill=ints|mixed|negative|masked] [--rounds=100]
+//             [--dst=any|dense] [--fill=ints|mixed|random|negative|masked] [--rounds=100]
 //             [--calls=40] DIR...
 //
 // --order lists the dims from outermost to innermost in memory (default:
@@ -18,7 +18,8 @@
 // NCHW-dst case) instead of layout any. Each DIR holds a libcrest.so; the
 // same DIR twice shows the noise floor. --fill picks the data: small
 // non-negative integers (ints, the default), the same with every other
-// one negated (mixed: the 16-bit kernels keep statistics by sign), all
+// one negated (mixed: the 16-bit kernels keep statistics by sign), some
+// negated at random (random, as benchgraph's data), all
 // negated (negative, as log-probabilities), or
 // with half of them -inf (masked, as masked attention scores: bf16 -inf
 // beside another element is a NaN dword to the blocks' float maxes).
@@ -59,7 +60,7 @@ struct options {
     std::vector<int64_t> axes;
     logical_tensor::data_type dt = logical_tensor::data_type::f32;
     bool dense_dst = false;
-    enum class fill_kind { ints, mixed, negative, masked } fill = fill_kind::ints;
+    enum class fill_kind { ints, mixed, random, negative, masked } fill = fill_kind::ints;
     int rounds = 100, calls = 40;
     std::vector<std::string> dirs;
 };
@@ -91,6 +92,7 @@ bool parse(int argc, char **argv, options &o) {
         else if (const char *v = val("--fill=")) {
             if (!std::strcmp(v, "ints")) o.fill = options::fill_kind::ints;
             else if (!std::strcmp(v, "mixed")) o.fill = options::fill_kind::mixed;
+            else if (!std::strcmp(v, "random")) o.fill = options::fill_kind::random;
             else if (!std::strcmp(v, "negative")) o.fill = options::fill_kind::negative;
             else if (!std::strcmp(v, "masked")) o.fill = options::fill_kind::masked;
             else return false;
@@ -120,6 +122,15 @@ void *big_buffer(size_t bytes) {
     return p;
 }
 
+// A bit of i's hash (splitmix64's finalizer): signs with no pattern
+// along any stride.
+bool random_bit(uint64_t i) {
+    uint64_t z = i + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return (z ^ (z >> 31)) >> 63;
+}
+
 // Small integers, exact in every dtype: (i * 7919) % 1000, some negated
 // or made -inf by `kind`.
 void fill(void *p, size_t n, logical_tensor::data_type dt, options::fill_kind kind) {
@@ -127,7 +138,8 @@ void fill(void *p, size_t n, logical_tensor::data_type dt, options::fill_kind ki
     for (size_t i = 0; i < n; ++i) {
         const unsigned v = unsigned((i * 7919) % 1000);
         const bool neg = kind == options::fill_kind::negative
-                || (kind == options::fill_kind::mixed && (i & 1));
+                || (kind == options::fill_kind::mixed && (i & 1))
+                || (kind == options::fill_kind::random && random_bit(i));
         const bool ninf = kind == options::fill_kind::masked && v % 2;
         if (dt == logical_tensor::data_type::f32) {
             static_cast<float *>(p)[i] = ninf ? -INFINITY : neg ? -float(v) : float(v);
@@ -264,7 +276,7 @@ int main(int argc, char **argv) {
     const bool is_child = argc > 1 && !std::strcmp(argv[1], "--child");
     if (!parse(argc - is_child, argv + is_child, o)) {
         std::fprintf(stderr, "usage: ab_builds --shape=AxBx.. [--order=..] --axes=AxB.. "
-                             "[--dt=f32|bf16|f16] [--dst=any|dense] [--fill=ints|mixed|negative|masked]\n"
+                             "[--dt=f32|bf16|f16] [--dst=any|dense] [--fill=ints|mixed|random|negative|masked]\n"
                              "       [--rounds=N] [--calls=N] DIR...\n");
         return 2;
     }
