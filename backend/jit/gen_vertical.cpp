@@ -25,6 +25,8 @@ void vertical_generator::generate() {
         kxord(k_neg_mode, k_neg_mode, k_neg_mode);
         kxord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
         kxord(k_slow_before, k_slow_before, k_slow_before);
+        mov(eax, 1);
+        kmovd(k_one, eax);
         Label l_no_modes;
         mov(rax, ARG(modes));
         test(rax, rax);
@@ -188,19 +190,29 @@ void vertical_generator::pass(int g, bool fresh) {
         jz(l_clean, T_NEAR);
         exact_pass16();
         L(l_clean);
-        // Columns that took the slow path ask the next pass to switch:
-        // positive lanes to negative ones (log-probabilities), and back;
-        // in two passes running, to the straight exact passes.
-        Label l_keep, l_first;
-        kortestd(k_slow_seen, k_slow_seen);
-        jz(l_keep, T_NEAR);
+        // A pass whose skewed columns mostly took the slow path asks the
+        // next to switch: positive lanes to negative ones
+        // (log-probabilities), and back; in two passes running, to the
+        // straight exact passes. reg_p2 and reg_p3 are free here (the
+        // next pass sets them).
+        Label l_keep, l_first, l_decided;
+        const int block_cols = skew_rows() * step();
+        kmovd(reg_p2.cvt32(), k_slow_seen);
+        mov(reg_p3, reg_tcols);
+        shr(reg_p3, __builtin_ctz(block_cols));
+        shl(reg_p3, __builtin_ctz(skew_rows() / 2));  // half the skewed columns
+        cmp(reg_p2, reg_p3);
+        jbe(l_keep, T_NEAR);
         kortestd(k_slow_before, k_slow_before);
         jz(l_first, T_NEAR);
         kxnord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
         L(l_first);
         knotd(k_neg_mode, k_neg_mode);
+        kxnord(k_slow_before, k_slow_before, k_slow_before);
+        jmp(l_decided, T_NEAR);
         L(l_keep);
-        kmovd(k_slow_before, k_slow_seen);
+        kxord(k_slow_before, k_slow_before, k_slow_before);
+        L(l_decided);
     }
     L(l_pass_done);
     if (nan_by_flags()) {

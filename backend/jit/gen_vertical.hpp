@@ -123,18 +123,23 @@ private:
     // a negative NaN): then the column is finished out of line. In
     // negative mode (neg) the columns keep the unsigned min instead, the
     // answer where a lane saw only negatives, and a lane that saw a value
-    // >= +0 is finished out of line. A pass in which some column took the
-    // slow path flips the mode of the next (k_neg_mode), so that
+    // >= +0 is finished out of line. A pass in which most skewed columns
+    // took the slow path flips the mode of the next (k_neg_mode), so that
     // all-negative data (log-probabilities) runs as fast as positive data:
     // f16 4096x4096 axis 2 from cache read at 48% in positive mode only.
-    // Where both modes met slow columns in two passes running (lanes of
-    // negatives only beside lanes that see positives: a channel that
-    // stays negative), the call's later full passes go straight with
-    // all three statistics (k_mixed_mode): channels-last 64x64x56x56
-    // axis 0 with every other channel negative read 48-49% of the
-    // roofline on Zen 4 when every column went out of line.
+    // Where that happened in two passes running (lanes of negatives only
+    // beside lanes that see positives: a channel that stays negative),
+    // the call's later full passes go straight with all three statistics
+    // (k_mixed_mode): channels-last 64x64x56x56 axis 0 with every other
+    // channel negative read 48-49% of the roofline on Zen 4 when every
+    // column went out of line. A few slow columns (random signs, where a
+    // lane of 16 rows sees only negatives once in 65536) flip nothing:
+    // flipping on any, bf16 channels-last axis 0 with random signs read
+    // 67-71%, against 83-89% never flipping. k_slow_seen counts the pass's
+    // slow columns (k0 holds 1).
     const Xbyak::Opmask k_neg_mode = Xbyak::Opmask(5), k_slow_seen = Xbyak::Opmask(4);
     const Xbyak::Opmask k_mixed_mode = Xbyak::Opmask(3), k_slow_before = Xbyak::Opmask(2);
+    const Xbyak::Opmask k_one = Xbyak::Opmask(0);
     Xmm umax_chain(int c) const {
         const int regs[] = {24, 25, 27, 29};  // past the temporaries, around the constants
         return v(regs[c]);

@@ -134,7 +134,7 @@ void vertical_generator::exact_column16() {
     const Xmm stat = v(16), other = v(17);
     for (auto &st : slow16_) {
         L(st.slow);
-        kord(k_slow_seen, k_slow_seen, k_ord_);
+        kaddd(k_slow_seen, k_slow_seen, k_one);
         push(reg_args);
         mov(reg_args, st.disp);
         vmovdqa32(stat, v(st.slot));
