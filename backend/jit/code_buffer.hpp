@@ -15,7 +15,7 @@ class code_buffer {
 public:
     // The most code one kernel may take; the generator fails beyond it.
     // The largest today, a prefetching bf16/f16 vertical tile kernel with
-    // its skewed blocks in both modes, takes 46 KB (JitCodegen tests every
+    // its skewed blocks in both modes, takes 44 KB (JitCodegen tests every
     // config). Only the pages written are ever touched.
     static constexpr size_t capacity = 64 * 1024;
 
