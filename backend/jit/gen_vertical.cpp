@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "backend/jit/generators.hpp"
 
@@ -27,14 +28,7 @@ void vertical_generator::generate() {
         kxord(k_slow_before, k_slow_before, k_slow_before);
         mov(eax, 1);
         kmovd(k_one, eax);
-        Label l_no_modes;
-        mov(rax, ARG(modes));
-        test(rax, rax);
-        jz(l_no_modes, T_NEAR);
-        kmovd(k_neg_mode, dword[rax + offsetof(lane_modes16, neg)]);
-        kmovd(k_mixed_mode, dword[rax + offsetof(lane_modes16, mixed)]);
-        kmovd(k_slow_before, dword[rax + offsetof(lane_modes16, slow_before)]);
-        L(l_no_modes);
+        lane_modes(true);
     }
     Label l_outer;
     L(l_outer);
@@ -63,16 +57,7 @@ void vertical_generator::generate() {
         dec(reg_outer);
         jnz(l_outer, T_NEAR);
     }
-    if (raw16() && is512()) {
-        Label l_no_modes;
-        mov(rax, ARG(modes));
-        test(rax, rax);
-        jz(l_no_modes, T_NEAR);
-        kmovd(dword[rax + offsetof(lane_modes16, neg)], k_neg_mode);
-        kmovd(dword[rax + offsetof(lane_modes16, mixed)], k_mixed_mode);
-        kmovd(dword[rax + offsetof(lane_modes16, slow_before)], k_slow_before);
-        L(l_no_modes);
-    }
+    if (raw16() && is512()) lane_modes(false);
     vzeroupper();
     if (nan_by_flags()) fp_env_leave();
     pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
@@ -190,29 +175,7 @@ void vertical_generator::pass(int g, bool fresh) {
         jz(l_clean, T_NEAR);
         exact_pass16();
         L(l_clean);
-        // A pass whose skewed columns mostly took the slow path asks the
-        // next to switch: positive lanes to negative ones
-        // (log-probabilities), and back; in two passes running, to the
-        // straight exact passes. reg_p2 and reg_p3 are free here (the
-        // next pass sets them).
-        Label l_keep, l_first, l_decided;
-        const int block_cols = skew_rows() * step();
-        kmovd(reg_p2.cvt32(), k_slow_seen);
-        mov(reg_p3, reg_tcols);
-        shr(reg_p3, __builtin_ctz(block_cols));
-        shl(reg_p3, __builtin_ctz(skew_rows() / 2));  // half the skewed columns
-        cmp(reg_p2, reg_p3);
-        jbe(l_keep, T_NEAR);
-        kortestd(k_slow_before, k_slow_before);
-        jz(l_first, T_NEAR);
-        kxnord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
-        L(l_first);
-        knotd(k_neg_mode, k_neg_mode);
-        kxnord(k_slow_before, k_slow_before, k_slow_before);
-        jmp(l_decided, T_NEAR);
-        L(l_keep);
-        kxord(k_slow_before, k_slow_before, k_slow_before);
-        L(l_decided);
+        next_lane_mode();
     }
     L(l_pass_done);
     if (nan_by_flags()) {
@@ -230,6 +193,43 @@ void vertical_generator::pass(int g, bool fresh) {
     for (int left = g; left > 0; left -= 8) lea(reg_p0, ptr[reg_p0 + reg_rs * std::min(left, 8)]);
     sub(reg_rows, g);
     mov(reg_from, reg_scr);
+}
+
+void vertical_generator::lane_modes(bool load) {
+    Label l_none;
+    mov(rax, ARG(modes));
+    test(rax, rax);
+    jz(l_none, T_NEAR);
+    const std::pair<Opmask, size_t> fields[] = {{k_neg_mode, offsetof(lane_modes16, neg)},
+            {k_mixed_mode, offsetof(lane_modes16, mixed)},
+            {k_slow_before, offsetof(lane_modes16, slow_before)}};
+    for (const auto &[k, off] : fields) {
+        if (load) kmovd(k, dword[rax + off]);
+        else kmovd(dword[rax + off], k);
+    }
+    L(l_none);
+}
+
+void vertical_generator::next_lane_mode() {
+    // reg_p2 and reg_p3 are free here: the next pass sets them.
+    Label l_keep, l_first, l_decided;
+    const int block_cols = skew_rows() * step();
+    kmovd(reg_p2.cvt32(), k_slow_seen);
+    mov(reg_p3, reg_tcols);
+    shr(reg_p3, __builtin_ctz(block_cols));
+    shl(reg_p3, __builtin_ctz(skew_rows() / 2));  // half the skewed columns
+    cmp(reg_p2, reg_p3);
+    jbe(l_keep, T_NEAR);
+    kortestd(k_slow_before, k_slow_before);
+    jz(l_first, T_NEAR);
+    kxnord(k_mixed_mode, k_mixed_mode, k_mixed_mode);
+    L(l_first);
+    knotd(k_neg_mode, k_neg_mode);
+    kxnord(k_slow_before, k_slow_before, k_slow_before);
+    jmp(l_decided, T_NEAR);
+    L(l_keep);
+    kxord(k_slow_before, k_slow_before, k_slow_before);
+    L(l_decided);
 }
 
 void vertical_generator::columns(const std::function<void(mode)> &body, int nb,

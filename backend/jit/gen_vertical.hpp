@@ -140,6 +140,12 @@ private:
     const Xbyak::Opmask k_neg_mode = Xbyak::Opmask(5), k_slow_seen = Xbyak::Opmask(4);
     const Xbyak::Opmask k_mixed_mode = Xbyak::Opmask(3), k_slow_before = Xbyak::Opmask(2);
     const Xbyak::Opmask k_one = Xbyak::Opmask(0);
+    // The modes from vert_call::modes (load) or back to it, when given.
+    void lane_modes(bool load);
+    // After a skewed 16-bit pass: a pass whose skewed columns mostly went
+    // out of line flips k_neg_mode for the next, and sets k_mixed_mode
+    // when the pass before it did too.
+    void next_lane_mode();
     Xmm umax_chain(int c) const {
         const int regs[] = {24, 25, 27, 29};  // past the temporaries, around the constants
         return v(regs[c]);
