@@ -214,9 +214,7 @@ void inner_blocks_generator::blocks() {
     cmp(ARG(out_dst_stride), dsz());
     jne(l_skip, T_NEAR);
     push(rbx); push(r12); push(r13); push(r14); push(r15);
-    // r15: which fast block the call is at: 0 words, 1 pairs, 2 clean
-    // pairs (bf16), each sticky once a block needed the next.
-    mov(r15d, word_blocks() ? 0 : 1);
+    mov(blk_mode, word_blocks() ? 0 : 1);
     if (word_blocks()) {
         bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
         bcast16(word_floor(), 0x8000);
@@ -325,12 +323,12 @@ void inner_blocks_generator::blocks() {
         };
         Label l_pairs;
         if (word_blocks()) {
-            cmp(r15d, 1);
+            cmp(blk_mode, 1);
             je(l_pairs, T_NEAR);
             if (bf16_pairs()) ja(l_clean, T_NEAR);
             word_block(addr_bytes, acc_of, l_folded, l_redo);
         } else if (bf16_pairs()) {
-            cmp(r15d, 1);
+            cmp(blk_mode, 1);
             ja(l_clean, T_NEAR);
         }
         L(l_pairs);
@@ -341,7 +339,7 @@ void inner_blocks_generator::blocks() {
             // Masked scores (half of the elements -inf) read 32-34% of
             // the roofline on Zen 4 when every block redid exactly.
             clear_fp_flags();
-            mov(r15d, 2);
+            mov(blk_mode, 2);
             L(l_clean);
             mov(pa, reg_src);
             lea(pb, ptr[reg_src + os * 8]);

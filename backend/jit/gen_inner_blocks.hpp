@@ -25,6 +25,9 @@ protected:
     // output stride (os) and its multiples, rows left, a temporary.
     const Xbyak::Reg64 blk_pa = r10, blk_pb = r14, blk_os = rax, blk_os3 = rbx, blk_os5 = r12,
             blk_os7 = r13, blk_rows = r9, blk_tmp = r11;
+    // Which fast block the call is at (sticky): 0 words, 1 pairs, 2 clean
+    // pairs (bf16).
+    const Xbyak::Reg32 blk_mode = r15d;
 
     // Blocks of vlen() outputs while they last (see the definition);
     // clobbers every vector register, r8-r11 and rax.
@@ -41,7 +44,7 @@ private:
     // bf16 in raw_pairs(): a dword of -inf or +inf beside a nonzero low
     // element is a NaN float, so masked scores redo every block. After
     // such a redo the pairs go clean (their raw dwords' low halves
-    // cleared) for the rest of the call (r15 set): see blocks().
+    // cleared) for the rest of the call (blk_mode 2): see blocks().
     bool bf16_pairs() const { return raw_pairs() && !f16_bits(); }
     bool clean_pairs_ = false;  // the pair code being emitted is the clean one
     Xbyak::Xmm high_mask() const { return vmm(is512() ? 23 : 12); }  // 0xffff0000 per dword
@@ -53,7 +56,7 @@ private:
     }
     // AVX-512, bf16/f16 rows of 32-64 elements from the caches: the raw
     // bits' signed 16-bit max per output, beside unsigned max chains for
-    // negative NaNs (see the definition). Blocks take them first (r15 = 0).
+    // negative NaNs (see the definition). Blocks take them first (blk_mode 0).
     bool word_blocks() const;
     Xbyak::Xmm word_chain(int c) const {
         static const int regs[] = {21, 29, 30, 31};

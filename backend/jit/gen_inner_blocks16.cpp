@@ -130,7 +130,7 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
 // as a chain above -inf's bits (the block is then redone exactly). An
 // output whose max has its sign set saw only negatives, whose max is
 // their unsigned min: that block, and the call's later ones, go to the
-// pairs (r15 = 1). The fold's shuffles move dwords, each two words of one
+// pairs (blk_mode 1). The fold's shuffles move dwords, each two words of one
 // output, which a last shift and max join.
 bool inner_blocks_generator::word_blocks() const {
     return blocks_by_flags() && is512() && raw16() && cfg_.block_n >= 2 * vlen();
@@ -179,7 +179,7 @@ void inner_blocks_generator::clear_low_halves(const Xmm &v) {
 
 // One block of words (word_blocks()): into l_folded with the outputs as
 // floats in vmm(0), or to l_redo after a negative NaN; an output of
-// negatives only falls through, with r15 = 1, to the pairs, with pa and
+// negatives only falls through, with blk_mode 1, to the pairs, with pa and
 // pb at the block's first rows.
 void inner_blocks_generator::word_block(const std::function<Address(int, int)> &addr_bytes,
         const std::function<Xmm(int)> &acc_of, Label &l_folded, Label &l_redo) {
@@ -213,7 +213,7 @@ void inner_blocks_generator::word_block(const std::function<Address(int, int)> &
     }
     jmp(l_folded, T_NEAR);
     L(l_negative);
-    mov(r15d, 1);
+    mov(blk_mode, 1);
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
 }
