@@ -350,6 +350,15 @@ void inner_blocks_generator::blocks() {
         L(l_redo);
         clear_fp_flags();
     } else if (is512() || !tail) {
+        // From memory: the words first (they raise no flag), then the
+        // checked block.
+        Label l_checked;
+        if (word_blocks()) {
+            cmp(blk_mode, 1);
+            je(l_checked, T_NEAR);
+            word_block(addr_bytes, acc_of, l_folded, l_exact);
+        }
+        L(l_checked);
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);

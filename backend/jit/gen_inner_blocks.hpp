@@ -54,7 +54,7 @@ private:
         static const int avx512[] = {24, 25, 27, 28}, avx2[] = {11, 13, 14, 15};
         return vmm(is512() ? avx512[i % 4] : avx2[i % 4]);
     }
-    // AVX-512, bf16/f16 rows of 32-64 elements from the caches: the raw
+    // AVX-512, bf16/f16 rows of 32-64 elements: the raw
     // bits' signed 16-bit max per output, beside unsigned max chains for
     // negative NaNs (see the definition). Blocks take them first (blk_mode 0).
     bool word_blocks() const;

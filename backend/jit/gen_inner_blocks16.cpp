@@ -119,7 +119,8 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
     if (f16_bits()) vpmaxuw(chain16(), chain16(), a);
 }
 
-// AVX-512, 16-bit rows of 32 to 64 elements from the caches: per 64 bytes
+// AVX-512, 16-bit rows of 32 to 64 elements, from the caches or from
+// memory (where the other blocks keep a check per vector): per 64 bytes
 // a signed 16-bit max of the raw bits into the output's accumulator and an
 // unsigned max into one of four chains, both from memory: two
 // instructions where the pairs take three (bf16) or four (f16). A row's
@@ -133,7 +134,7 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
 // pairs (blk_mode 1). The fold's shuffles move dwords, each two words of one
 // output, which a last shift and max join.
 bool inner_blocks_generator::word_blocks() const {
-    return blocks_by_flags() && is512() && raw16() && cfg_.block_n >= 2 * vlen();
+    return cfg_.block_n >= 2 * vlen() && is512() && raw16();
 }
 
 void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,

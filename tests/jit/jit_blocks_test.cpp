@@ -211,30 +211,32 @@ TEST_P(JitBlocks, F16TinyValuesUnderTheCallersDaz) {
 // dtype keeps the values exact.
 TEST_P(JitBlocks, InfinitiesBesideOtherElements) {
     uint32_t seed = 500;
-    for (int64_t n : {32, 56, 64}) {
-        for (bool acc : {false, true}) {
-            masked_from = 0;
-            masked_to = 16;
-            run(n, 70, acc, {}, {}, seed++);
-            run(n, 70, acc, {40, 66}, {}, seed++);
-            masked_to = 70;
-            run(n, 70, acc, {}, {}, seed++);
-            run(n, 70, acc, {3, 17, 50}, {}, seed++);
-            if (acc) run(n, 70, acc, {}, {20}, seed++);
-            masked_from = 20;
-            run(n, 70, acc, {5, 33}, {}, seed++);
-            // 16-bit rows of 32 or more: an output of negatives only sends
-            // the call from the signed 16-bit maxes to the pairs, and
-            // infinities then to the clean pairs.
-            negative_out = 2;
-            masked_from = 16;
-            run(n, 70, acc, {}, {}, seed++);
-            run(n, 70, acc, {40, 66}, {}, seed++);
-            masked_to = 0;
-            run(n, 70, acc, {20}, {}, seed++);
-            negative_out = 21;
-            run(n, 70, acc, {3, 50}, {}, seed++);
-            negative_out = -1;
+    for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory}) {
+        for (int64_t n : {32, 56, 64}) {
+            for (bool acc : {false, true}) {
+                masked_from = 0;
+                masked_to = 16;
+                run(n, 70, acc, {}, {}, seed++, kind);
+                run(n, 70, acc, {40, 66}, {}, seed++, kind);
+                masked_to = 70;
+                run(n, 70, acc, {}, {}, seed++, kind);
+                run(n, 70, acc, {3, 17, 50}, {}, seed++, kind);
+                if (acc) run(n, 70, acc, {}, {20}, seed++, kind);
+                masked_from = 20;
+                run(n, 70, acc, {5, 33}, {}, seed++, kind);
+                // 16-bit rows of 32 or more: an output of negatives only sends
+                // the call from the signed 16-bit maxes to the pairs, and
+                // infinities then to the clean pairs.
+                negative_out = 2;
+                masked_from = 16;
+                run(n, 70, acc, {}, {}, seed++, kind);
+                run(n, 70, acc, {40, 66}, {}, seed++, kind);
+                masked_to = 0;
+                run(n, 70, acc, {20}, {}, seed++, kind);
+                negative_out = 21;
+                run(n, 70, acc, {3, 50}, {}, seed++, kind);
+                negative_out = -1;
+            }
         }
     }
 }
