@@ -215,10 +215,9 @@ void inner_blocks_generator::blocks() {
     jne(l_skip, T_NEAR);
     push(rbx); push(r12); push(r13); push(r14); push(r15);
     mov(blk_mode, word_blocks() ? 0 : 1);
-    if (word_blocks()) {
-        bcast16(c_neg_inf(), neg_inf16());  // clobbers eax
-        bcast16(word_floor(), 0x8000);
-    }
+    // Negative NaNs are the bits above -inf's (clobbers eax).
+    if (word_blocks() || (raw_pairs() && f16_bits())) bcast16(c_neg_inf(), neg_inf16());
+    if (word_blocks()) bcast16(word_floor(), 0x8000);
     if (bf16_pairs()) {
         mov(tmp.cvt32(), 0xffff0000u);
         vmovd(Xmm(high_mask().getIdx()), tmp.cvt32());
@@ -233,7 +232,6 @@ void inner_blocks_generator::blocks() {
         mov(tmp.cvt32(), (1u << (rem / 2)) - 1);
         kmovw(k_pair_, tmp.cvt32());
     }
-    if (raw_pairs() && f16_bits() && !word_blocks()) bcast16(c_neg_inf(), neg_inf16());
     bcast_neg_inf(ninf);
     mov(os, ARG(out_src_stride));
     lea(os3, ptr[os + os * 2]);
@@ -290,8 +288,20 @@ void inner_blocks_generator::blocks() {
     jl(l_end, T_NEAR);
     mov(pa, reg_src);
     lea(pb, ptr[reg_src + os * 8]);
+    // The words first (they raise no flag), unless a block before needed
+    // the pairs (blk_mode 1) or the clean pairs (2).
+    Label l_redo, l_clean, l_after_words;
+    if (word_blocks()) {
+        cmp(blk_mode, 1);
+        je(l_after_words, T_NEAR);
+        if (bf16_pairs()) ja(l_clean, T_NEAR);
+        word_block(addr_bytes, acc_of, l_folded, blocks_by_flags() ? l_redo : l_exact);
+    } else if (bf16_pairs()) {
+        cmp(blk_mode, 1);
+        ja(l_clean, T_NEAR);
+    }
+    L(l_after_words);
     if (blocks_by_flags()) {
-        Label l_redo, l_clean;
         // The block with plain maxes, folded, into l_folded unless the
         // flag (or f16's negative NaN check) sends it on.
         auto fast_block = [&] {
@@ -321,17 +331,6 @@ void inner_blocks_generator::blocks() {
             test_invalid_flag();
             jz(l_folded, T_NEAR);
         };
-        Label l_pairs;
-        if (word_blocks()) {
-            cmp(blk_mode, 1);
-            je(l_pairs, T_NEAR);
-            if (bf16_pairs()) ja(l_clean, T_NEAR);
-            word_block(addr_bytes, acc_of, l_folded, l_redo);
-        } else if (bf16_pairs()) {
-            cmp(blk_mode, 1);
-            ja(l_clean, T_NEAR);
-        }
-        L(l_pairs);
         fast_block();
         if (bf16_pairs()) {
             // The flag came from a NaN or from an infinity beside a
@@ -350,15 +349,6 @@ void inner_blocks_generator::blocks() {
         L(l_redo);
         clear_fp_flags();
     } else if (is512() || !tail) {
-        // From memory: the words first (they raise no flag), then the
-        // checked block.
-        Label l_checked;
-        if (word_blocks()) {
-            cmp(blk_mode, 1);
-            je(l_checked, T_NEAR);
-            word_block(addr_bytes, acc_of, l_folded, l_exact);
-        }
-        L(l_checked);
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);
