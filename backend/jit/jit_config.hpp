@@ -40,10 +40,11 @@ struct kernel_config {
     // keep a register between load and max (gen_vertical_skew.cpp) and
     // the blocks their ordered-lane compares (gen_inner_blocks.cpp).
     bool prefetch = false;
-    // vert_tile, bf16/f16 on AVX-512: the skewed rows give both statistics
-    // the vector from memory (two L1 reads, no register between), as the
-    // prefetching tiles do: fewer instructions waiting on each load where
-    // the rows stream from beyond L2 (plan.cpp, fused_loads16).
+    // vert_tile, bf16/f16 on AVX-512, without prefetch (which implies it):
+    // the skewed rows give both statistics the vector from memory (two L1
+    // reads, no register between), as the prefetching tiles do: fewer
+    // instructions waiting on each load where the rows stream from beyond
+    // L2 (plan.cpp, fused_loads16).
     bool fused16 = false;
 
     auto tie() const {

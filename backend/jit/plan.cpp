@@ -312,6 +312,8 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
             && P.rows.ss >= vertical_tile_bytes;
     const bool from_memory = prefetch_src(P.src_bytes,
             far_rows_16bit ? streams::many_16bit_far : streams::many);
+    // The prefetching tiles fuse their loads anyway: one config for both.
+    const bool fused16 = !from_memory && fused_loads16(P, isa);
     if (P.kind == plan_kind::inner) {
         // Enough accumulators to hide latency, few enough that folding them
         // stays cheap next to a short row.
@@ -324,7 +326,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {
-        cfg = tile_config(isa, P.dt, from_memory, fused_loads16(P, isa));
+        cfg = tile_config(isa, P.dt, from_memory, fused16);
     }
     P.code = get_code(cfg);
     // Short inner rows whose rows dim is far apart (more than a block of 16
@@ -334,7 +336,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
             && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
             && P.rows.ss >= 16 * row_bytes) {
-        P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused_loads16(P, isa)));
+        P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused16));
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
             || P.slab_code;

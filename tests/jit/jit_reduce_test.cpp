@@ -494,6 +494,7 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         const plan at = make16({1, half_l3_rows, 256, 1024}, 0b0010);
         ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
         EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(at.code->cfg.fused16);  // implied by the prefetch: one config
         EXPECT_FALSE(make16({1, half_l3_rows - 1, 256, 1024}, 0b0010).code->cfg.prefetch);
         // The same bytes in rows of 8 KiB, back to back.
         EXPECT_FALSE(make16({half_l3_rows * 64, 4096}, 0b01).code->cfg.prefetch);
