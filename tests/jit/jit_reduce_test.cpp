@@ -5,6 +5,8 @@
 // zero-size dims, rank 0 to 12, empty mask.
 #include "tests/jit/jit_test_util.hpp"
 
+#include <numeric>
+
 #include <xbyak/xbyak_util.h>
 
 namespace crest::impl::jit::test {
@@ -221,8 +223,10 @@ TEST_P(JitReduce, InfinitiesMeetInAColumn) {
 // 1 and 2 threads.
 TEST_P(JitReduce, ShortRowsFarRows) {
     const thread_pool one(1);
+    // {1, 8, 1001, 37}: several slabs a thread, the second thread's first
+    // one short, up to a line (split_slabs).
     const dims_t shapes[] = {{4, 9, 20, 64}, {2, 8, 100, 64}, {8, 8, 33, 37}, {3, 12, 300, 16},
-            {9, 30, 17, 64}, {16, 2, 3, 200}};
+            {9, 30, 17, 64}, {16, 2, 3, 200}, {1, 8, 1001, 37}};
     for (const auto &d : shapes)
         for (uint32_t mask : {0b1010u, 0b1001u}) {
             const reduce_problem p = make_problem(dt(), d, mask);
@@ -544,6 +548,40 @@ TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
     const plan slabs = plan_on_two(make_problem(data_type::f16, {k, 64, 56, 56}, 0b1010));
     ASSERT_TRUE(slabs.slab_code);
     EXPECT_EQ(slabs.slab_code->cfg.fused16, z);
+}
+
+// A two-stage plan's slabs start and end on cache lines where the rows'
+// length allows it (at most half a slab lost to rounding); the first slab
+// runs up to the first output that starts a line. NCHW x 8 x 1001 x 37,
+// reducing C and W, runs in slabs.
+TEST(JitPlan, SlabsStartOnCacheLines) {
+    for (int64_t row_bytes : {112, 148, 74, 64, 128, 100, 600, 1022}) {
+        const int64_t fit = slab_bytes / row_bytes, grid = std::gcd<int64_t>(row_bytes, 64);
+        const bool aligned = fit >= 2 * 64 / grid;
+        for (int64_t off = 0; off < 64; off += 2) {
+            SCOPED_TRACE("row_bytes " + std::to_string(row_bytes) + " off " + std::to_string(off));
+            const auto *s = reinterpret_cast<const char *>(uintptr_t(1) << 20) + off;
+            const slab_split sp = split_slabs(s, row_bytes, 100000);
+            EXPECT_LE(sp.per * row_bytes, slab_bytes);
+            EXPECT_GE(sp.first, 1);
+            EXPECT_LE(sp.first, sp.per);
+            if (!aligned) {
+                EXPECT_EQ(sp.per, fit);
+                continue;
+            }
+            EXPECT_EQ(sp.per * row_bytes % 64, 0);
+            EXPECT_GT(2 * sp.per, fit);
+            if (off % grid == 0) {
+                EXPECT_EQ((off + sp.first * row_bytes) % 64, 0);
+            }
+        }
+        // Fewer outputs than the line pattern: one slab, whole.
+        const slab_split few = split_slabs(reinterpret_cast<const char *>(4096 + 16), row_bytes, 1);
+        EXPECT_GE(few.first, 1);
+    }
+    if (max_isa() == isa_t::none) return;
+    EXPECT_TRUE(plan_on_two(make_problem(data_type::f32, {1, 8, 1001, 37}, 0b1010)).slab_code);
+    EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {1, 8, 1001, 37}, 0b1010)).slab_code);
 }
 
 // A two-level plan combines its chunks' partials with a vertical tile
