@@ -56,6 +56,7 @@ private:
         Label l_done;
         // AVX2 has no masked tail: blocks only for whole vectors (plan.cpp).
         const bool with_blocks = cfg_.block_n > 0 && (is512() || cfg_.block_n % vlen() == 0);
+        if (tiny_rows_fit()) tiny_rows();
         if (with_blocks) blocks();
         // The per-output loop's constants, once the blocks (which take
         // every vector register) are done.

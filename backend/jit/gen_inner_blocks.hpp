@@ -33,6 +33,13 @@ protected:
     // clobbers every vector register, r8-r11 and rax.
     void blocks();
 
+    // AVX-512 f32 rows of 2-16 elements (gen_inner_tiny.cpp): whole
+    // vectors of outputs in memory order, by permutes, while a call's rows
+    // and dst are contiguous; a NaN leaves the call to the other paths.
+    // Clobbers every vector register.
+    bool tiny_rows_fit() const;
+    void tiny_rows();
+
     // From the caches the fast blocks find NaN by the invalid flag
     // (jit_generator::fp_env_enter), in any dtype.
     bool blocks_by_flags() const { return cfg_.block_n > 0 && !cfg_.prefetch; }

@@ -93,6 +93,45 @@ TEST_P(JitReduce, ShortRowBlocks) {
     }
 }
 
+// Rows of 2-16 elements, one after another, dst contiguous: AVX-512
+// takes whole vectors of outputs by permutes in memory order
+// (gen_inner_tiny.cpp) and leaves the rest, and any call that meets a
+// NaN, to the other paths. Sizes around the vector of outputs; NaN of
+// either sign at each position of a row, in the first vector of outputs
+// and in a later one; infinities, ties, negative data; a padded src or
+// dst (the other paths) and two threads' chunks.
+TEST_P(JitReduce, TinyRows) {
+    const std::vector<uint32_t> nans = dt() == data_type::f32
+            ? std::vector<uint32_t> {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u}
+            : dt() == data_type::bf16 ? std::vector<uint32_t> {0x7fc0u, 0xffc0u, 0x7f81u, 0xff81u}
+                                      : std::vector<uint32_t> {0x7e00u, 0xfe00u, 0x7c01u, 0xfc01u};
+    const thread_pool one(1);
+    for (int64_t n = 2; n <= 33; ++n) {
+        for (int64_t outs : {15, 16, 17, 31, 32, 33, 64, 65, 100, 1000})
+            run(make_problem(dt(), {outs, n}, 2));
+        check(make_problem(dt(), {3000, n}, 2), {}, one, seed_++);
+        for (int64_t pos = 0; pos < n; ++pos) {
+            planting pl;
+            pl.nan_at.push_back(size_t((pos % 3 == 0 ? 3 : 40) * n + pos));
+            pl.nan_bits = nans[size_t(pos) % nans.size()];
+            run(make_problem(dt(), {64, n}, 2), pl);
+        }
+        planting inf;
+        inf.bits_at = {{size_t(5 * n), inf_bits(dt(), true)}, {size_t(5 * n + 1), inf_bits(dt(), false)},
+                {size_t(9 * n + n - 1), inf_bits(dt(), false)}, {size_t(20 * n), inf_bits(dt(), true)}};
+        run(make_problem(dt(), {48, n}, 2), inf);
+        planting ties;
+        ties.ties = true;
+        run(make_problem(dt(), {48, n}, 2), ties);
+        planting neg;
+        neg.negative = true;
+        run(make_problem(dt(), {80, n}, 2), neg);
+        run(make_problem(dt(), {48, n}, 2, {n + 1, 1}, {}));  // rows padded
+        run(make_problem(dt(), {48, n}, 2, {}, {2, 0}));      // dst padded
+        run(make_problem(dt(), {4, 48, n}, 4));               // outer kept dim
+    }
+}
+
 // Every position of a short row holds, in turn, a NaN of either sign, or
 // -inf beside +inf: the 16-bit blocks take two vectors at a time as raw
 // dwords (a NaN in a high half) beside the low halves shifted up, and the

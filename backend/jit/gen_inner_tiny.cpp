@@ -1,0 +1,154 @@
+// The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
+// AVX-512 f32 rows of 2-16 elements, one row per output, the rows and dst
+// contiguous. A block of 16 outputs would hold one short row per register
+// and fold 16 of them; here the rows stay in memory order instead, and
+// two-source permutes pair up elements of the same row, halving the lanes
+// per row at each step, until one vector holds the 16 outputs.
+#include "backend/jit/gen_inner_blocks.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+#define ARG(field) qword[reg_args + offsetof(inner_call, field)]
+
+namespace {
+
+// The lanes a tiny-rows block starts with: rows padded to a power of two
+// elements (np), halved by the first permute pair (p0 = np / 2 partials a
+// row), so r0 = lanes / p0 rows a window of the first step.
+struct tiny_shape {
+    int n = 0, lanes = 0, np = 0, p0 = 0, r0 = 0;
+    tiny_shape(int n_, int lanes_) : n(n_), lanes(lanes_) {
+        np = 2;
+        while (np < n) np *= 2;
+        p0 = np / 2;
+        r0 = lanes / p0;
+    }
+    // The window's r0 rows: r0 * n elements, in (lanes, 2 * lanes]; the
+    // second table is the vector that ends with them.
+    int second_at() const { return r0 * n - lanes; }
+    // A window's element e as an index into (first vector, second vector).
+    int index_of(int e) const { return e < lanes ? e : lanes + e - second_at(); }
+};
+
+} // namespace
+
+bool inner_blocks_generator::tiny_rows_fit() const {
+    return is512() && !raw16() && cfg_.block_n >= 2 && cfg_.block_n <= vlen();
+}
+
+void inner_blocks_generator::tiny_rows() {
+    const tiny_shape s(cfg_.block_n, vlen());
+    const int lanes = s.lanes, n = s.n, esz = ssz();
+    // Index tables: the first step's even and odd partials, then per merge
+    // (p partials a row -> p / 2) its even and odd ones. A row's elements
+    // past its end repeat its last one (a max is idempotent).
+    std::vector<std::vector<uint32_t>> tables;
+    std::vector<uint32_t> e0(lanes), o0(lanes);
+    for (int r = 0; r < s.r0; ++r)
+        for (int q = 0; q < s.p0; ++q) {
+            const int last = r * n + n - 1;
+            e0[r * s.p0 + q] = s.index_of(std::min(r * n + 2 * q, last));
+            o0[r * s.p0 + q] = s.index_of(std::min(r * n + 2 * q + 1, last));
+        }
+    tables.push_back(e0);
+    tables.push_back(o0);
+    for (int p = s.p0; p > 1; p /= 2) {
+        const int rows = lanes / p;  // rows a merged operand holds
+        std::vector<uint32_t> e(lanes), o(lanes);
+        for (int r = 0; r < 2 * rows; ++r)
+            for (int q = 0; q < p / 2; ++q) {
+                const int from = (r < rows ? 0 : lanes) + (r % rows) * p + 2 * q;
+                e[r * (p / 2) + q] = from;
+                o[r * (p / 2) + q] = from + 1;
+            }
+        tables.push_back(e);
+        tables.push_back(o);
+    }
+    const int ntab = static_cast<int>(tables.size());
+    auto table_reg = [&](int t) { return vmm(31 - t); };  // at most 8: zmm24-31
+    const Xmm a = vmm(16), b = vmm(17);
+
+    Label l_tables, l_skip, l_group, l_clean, l_code;
+    jmp(l_code, T_NEAR);
+    align(64);
+    L(l_tables);
+    for (const auto &tab : tables)
+        for (uint32_t v : tab) dd(v);
+    L(l_code);
+    // Rows one after another, one row per output, dst contiguous, and
+    // at least a block's outputs; else the other paths take the call.
+    cmp(ARG(rows), 1);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(out_src_stride), n * esz);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(out_dst_stride), esz);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(accumulate), 0);
+    jne(l_skip, T_NEAR);
+    cmp(reg_nout, lanes);
+    jl(l_skip, T_NEAR);
+    // A NaN anywhere sends the whole call to the exact paths, from its
+    // start: keep where it began.
+    push(reg_src);
+    push(reg_dst);
+    push(reg_nout);
+    for (int i = 0; i < ntab; ++i) vmovups(table_reg(i), ptr[rip + l_tables + i * 64]);
+    const int window_bytes = s.r0 * n * esz;
+    L(l_group);
+    {
+        // First step: per window of r0 rows, its first vector and the
+        // vector that ends it, paired into p0 partials a row.
+        std::vector<Xmm> level;
+        for (int w = 0; w < s.p0; ++w) {
+            const Xmm acc = vmm(w);
+            const Address first = ptr[reg_src + w * window_bytes];
+            const Address second = ptr[reg_src + w * window_bytes + s.second_at() * esz];
+            vmovups(acc, first);
+            vmovups(a, first);
+            vpermt2ps(acc, table_reg(0), second);
+            vpermt2ps(a, table_reg(1), second);
+            vmaxps(acc, acc, a);
+            level.push_back(acc);
+        }
+        // Merges: two operands of `rows` rows x p partials into one of
+        // 2 rows x p / 2, until one partial a row.
+        for (int tab = 2; level.size() > 1; tab += 2) {
+            std::vector<Xmm> next;
+            for (size_t i = 0; i + 1 < level.size(); i += 2) {
+                const Xmm &x = level[i], &y = level[i + 1];
+                vmovaps(b, x);
+                vpermt2ps(x, table_reg(tab), y);
+                vpermt2ps(b, table_reg(tab + 1), y);
+                vmaxps(x, x, b);
+                next.push_back(x);
+            }
+            level.swap(next);
+        }
+        vmovups(ptr[reg_dst], level[0]);
+        add(reg_src, lanes * n * esz);
+        add(reg_dst, lanes * esz);
+        sub(reg_nout, lanes);
+        cmp(reg_nout, lanes);
+        jge(l_group, T_NEAR);
+    }
+    test_invalid_flag();
+    jz(l_clean, T_NEAR);
+    pop(reg_nout);
+    pop(reg_dst);
+    pop(reg_src);
+    clear_fp_flags();
+    jmp(l_skip, T_NEAR);
+    L(l_clean);
+    add(rsp, 3 * 8);
+    L(l_skip);
+}
+
+#undef ARG
+
+} // namespace crest::impl::jit
