@@ -1,13 +1,15 @@
 // The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
-// AVX-512 f32 rows of 2-16 elements, one row per output, the rows and dst
-// contiguous. A block of 16 outputs would hold one short row per register
+// AVX-512 rows of 2-16 elements (any dtype), one row per output, the rows
+// and dst contiguous. A block of 16 outputs would hold one short row per register
 // and fold 16 of them; here the rows stay in memory order instead, and
 // two-source permutes pair up elements of the same row, halving the lanes
 // per row at each step, until one vector holds the 16 outputs.
 #include "backend/jit/gen_inner_blocks.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace crest::impl::jit {
@@ -18,7 +20,7 @@ using namespace Xbyak;
 
 namespace {
 
-// The lanes a tiny-rows block starts with: rows padded to a power of two
+// The shape of a tiny-rows vector of outputs: rows padded to a power of two
 // elements (np), halved by the first permute pair (p0 = np / 2 partials a
 // row), so r0 = lanes / p0 rows a window of the first step.
 struct tiny_shape {
@@ -39,11 +41,11 @@ struct tiny_shape {
 } // namespace
 
 bool inner_blocks_generator::tiny_rows_fit() const {
-    return is512() && !raw16() && cfg_.block_n >= 2 && cfg_.block_n <= vlen();
+    return is512() && cfg_.block_n >= 2 && cfg_.block_n <= tiny_rows_max_n;
 }
 
 void inner_blocks_generator::tiny_rows() {
-    const tiny_shape s(cfg_.block_n, vlen());
+    const tiny_shape s(cfg_.block_n, raw16() ? vlen16() : vlen());
     const int lanes = s.lanes, n = s.n, esz = ssz();
     // Index tables: the first step's even and odd partials, then per merge
     // (p partials a row -> p / 2) its even and odd ones. A row's elements
@@ -70,19 +72,34 @@ void inner_blocks_generator::tiny_rows() {
         tables.push_back(e);
         tables.push_back(o);
     }
-    const int ntab = static_cast<int>(tables.size());
-    auto table_reg = [&](int t) { return vmm(31 - t); };  // at most 8: zmm24-31
-    const Xmm a = vmm(16), b = vmm(17);
+    const int ntab = static_cast<int>(tables.size());  // at most 8: zmm24-31
+    auto table_reg = [&](int t) { return vmm(31 - t); };
+    const Xmm a = vmm(16), b = vmm(17), t = vmm(18);
+    // bf16/f16: the maxes compare to_key16 keys (signed order = value
+    // order; positive NaNs above +inf); negative NaNs, which sort low
+    // there, show in unsigned-max chains of the raw bits.
+    const Xmm abs_mask = vmm(23), chain0 = vmm(21), chain1 = vmm(22);
+    auto permute = [&](const Xmm &x, int tab, const Operand &y) {
+        if (raw16()) vpermt2w(x, table_reg(tab), y);
+        else vpermt2ps(x, table_reg(tab), y);
+    };
+    auto max = [&](const Xmm &x, const Xmm &y) {
+        if (raw16()) vpmaxsw(x, x, y);
+        else vmaxps(x, x, y);
+    };
 
     Label l_tables, l_skip, l_group, l_clean, l_code;
     jmp(l_code, T_NEAR);
     align(64);
     L(l_tables);
     for (const auto &tab : tables)
-        for (uint32_t v : tab) dd(v);
+        for (int i = 0; i < lanes; ++i) {
+            if (raw16()) dw(tab[size_t(i)]);
+            else dd(tab[size_t(i)]);
+        }
     L(l_code);
     // Rows one after another, one row per output, dst contiguous, and
-    // at least a block's outputs; else the other paths take the call.
+    // at least a vector of outputs; else the other paths take the call.
     cmp(ARG(rows), 1);
     jne(l_skip, T_NEAR);
     cmp(ARG(out_src_stride), n * esz);
@@ -93,56 +110,87 @@ void inner_blocks_generator::tiny_rows() {
     jne(l_skip, T_NEAR);
     cmp(reg_nout, lanes);
     jl(l_skip, T_NEAR);
-    // A NaN anywhere sends the whole call to the exact paths, from its
-    // start: keep where it began.
+    // A NaN (f32) or negative NaN (16-bit) anywhere sends the whole call
+    // to the exact paths, from its start: keep where it began.
     push(reg_src);
     push(reg_dst);
     push(reg_nout);
-    for (int i = 0; i < ntab; ++i) vmovups(table_reg(i), ptr[rip + l_tables + i * 64]);
+    for (int i = 0; i < ntab; ++i) vmovdqu32(table_reg(i), ptr[rip + l_tables + i * 64]);
+    if (raw16()) {
+        bcast16(abs_mask, 0x7fff);
+        zero16(chain0);
+        zero16(chain1);
+    }
     const int window_bytes = s.r0 * n * esz;
     L(l_group);
     {
-        // First step: per window of r0 rows, its first vector and the
-        // vector that ends it, paired into p0 partials a row.
-        std::vector<Xmm> level;
+        // Operands on a stack, each with its level (merges it took): a
+        // first-step operand joins the one below it while they share a
+        // level, so that few stay live (at most 4 for p0 = 8).
+        std::vector<std::pair<Xmm, int>> stack;
+        int next_reg = 0;
         for (int w = 0; w < s.p0; ++w) {
-            const Xmm acc = vmm(w);
+            // First step: the window's first vector and the vector that
+            // ends it, paired into p0 partials a row.
+            const Xmm acc = vmm(next_reg++ % 8);
             const Address first = ptr[reg_src + w * window_bytes];
             const Address second = ptr[reg_src + w * window_bytes + s.second_at() * esz];
-            vmovups(acc, first);
-            vmovups(a, first);
-            vpermt2ps(acc, table_reg(0), second);
-            vpermt2ps(a, table_reg(1), second);
-            vmaxps(acc, acc, a);
-            level.push_back(acc);
-        }
-        // Merges: two operands of `rows` rows x p partials into one of
-        // 2 rows x p / 2, until one partial a row.
-        for (int tab = 2; level.size() > 1; tab += 2) {
-            std::vector<Xmm> next;
-            for (size_t i = 0; i + 1 < level.size(); i += 2) {
-                const Xmm &x = level[i], &y = level[i + 1];
-                vmovaps(b, x);
-                vpermt2ps(x, table_reg(tab), y);
-                vpermt2ps(b, table_reg(tab + 1), y);
-                vmaxps(x, x, b);
-                next.push_back(x);
+            if (raw16()) {
+                vmovdqu16(a, first);
+                vmovdqu16(b, second);
+                vpmaxuw(chain0, chain0, a);
+                vpmaxuw(chain1, chain1, b);
+                to_key16(a, t, abs_mask);
+                to_key16(b, t, abs_mask);
+                vmovdqa32(acc, a);
+                permute(acc, 0, b);
+                permute(a, 1, b);
+            } else {
+                vmovups(acc, first);
+                vmovups(a, first);
+                permute(acc, 0, second);
+                permute(a, 1, second);
             }
-            level.swap(next);
+            max(acc, a);
+            stack.push_back({acc, 0});
+            // Merges: two operands of rows x p partials into one of
+            // 2 rows x p / 2.
+            while (stack.size() >= 2 && stack.back().second == stack[stack.size() - 2].second) {
+                const Xmm y = stack.back().first;
+                stack.pop_back();
+                auto &[x, level] = stack.back();
+                const int tab = 2 + 2 * level;
+                vmovdqa32(b, x);
+                permute(x, tab, y);
+                permute(b, tab + 1, y);
+                max(x, b);
+                ++level;
+            }
         }
-        vmovups(ptr[reg_dst], level[0]);
+        const Xmm out = stack.back().first;
+        if (raw16()) {
+            to_key16(out, t, abs_mask);  // keys back to bits
+            vmovdqu16(ptr[reg_dst], out);
+        } else {
+            vmovups(ptr[reg_dst], out);
+        }
         add(reg_src, lanes * n * esz);
         add(reg_dst, lanes * esz);
         sub(reg_nout, lanes);
         cmp(reg_nout, lanes);
         jge(l_group, T_NEAR);
     }
-    test_invalid_flag();
+    if (raw16()) {
+        bcast16(c_neg_inf(), neg_inf16());
+        test_negative_nan_chains(chain0, chain1, chain0, chain1);
+    } else {
+        test_invalid_flag();
+    }
     jz(l_clean, T_NEAR);
     pop(reg_nout);
     pop(reg_dst);
     pop(reg_src);
-    clear_fp_flags();
+    if (!raw16()) clear_fp_flags();
     jmp(l_skip, T_NEAR);
     L(l_clean);
     add(rsp, 3 * 8);
