@@ -33,11 +33,11 @@ protected:
     // clobbers every vector register, r8-r11 and rax.
     void blocks();
 
-    // AVX-512 rows of 2-16 elements (gen_inner_tiny.cpp): whole vectors
-    // of outputs in memory order, by permutes, while a call's rows and
-    // dst are contiguous; a NaN (16-bit: a negative NaN) leaves the call
-    // to the other paths. Clobbers every vector register and eax.
-    static constexpr int tiny_rows_max_n = 16;
+    // AVX-512 rows of 2-16 elements (bf16/f16: 2-31; gen_inner_tiny.cpp):
+    // whole vectors of outputs in memory order, by permutes, while a
+    // call's rows and dst are contiguous; a NaN (16-bit: a negative NaN)
+    // leaves the call to the other paths. Clobbers every vector register
+    // and eax.
     bool tiny_rows_fit() const;
     void tiny_rows();
 

@@ -41,7 +41,7 @@ struct tiny_shape {
 } // namespace
 
 bool inner_blocks_generator::tiny_rows_fit() const {
-    return is512() && cfg_.block_n >= 2 && cfg_.block_n <= tiny_rows_max_n;
+    return is512() && cfg_.block_n >= 2 && cfg_.block_n <= (raw16() ? 31 : 16);
 }
 
 void inner_blocks_generator::tiny_rows() {
@@ -72,8 +72,9 @@ void inner_blocks_generator::tiny_rows() {
         tables.push_back(e);
         tables.push_back(o);
     }
-    const int ntab = static_cast<int>(tables.size());  // at most 8: zmm24-31
-    auto table_reg = [&](int t) { return vmm(31 - t); };
+    // At most 10 (16-bit rows of 17-32): zmm24-31, then zmm15 down.
+    const int ntab = static_cast<int>(tables.size());
+    auto table_reg = [&](int t) { return t < 8 ? vmm(31 - t) : vmm(15 - (t - 8)); };
     const Xmm a = vmm(16), b = vmm(17), t = vmm(18);
     // bf16/f16: the maxes compare to_key16 keys (signed order = value
     // order; positive NaNs above +inf); negative NaNs, which sort low
@@ -126,13 +127,15 @@ void inner_blocks_generator::tiny_rows() {
     {
         // Operands on a stack, each with its level (merges it took): a
         // first-step operand joins the one below it while they share a
-        // level, so that few stay live (at most 4 for p0 = 8).
+        // level, so that few stay live (at most 5, for p0 = 16), in
+        // zmm0-7.
         std::vector<std::pair<Xmm, int>> stack;
-        int next_reg = 0;
+        std::vector<int> free_regs {7, 6, 5, 4, 3, 2, 1, 0};
         for (int w = 0; w < s.p0; ++w) {
             // First step: the window's first vector and the vector that
             // ends it, paired into p0 partials a row.
-            const Xmm acc = vmm(next_reg++ % 8);
+            const Xmm acc = vmm(free_regs.back());
+            free_regs.pop_back();
             const Address first = ptr[reg_src + w * window_bytes];
             const Address second = ptr[reg_src + w * window_bytes + s.second_at() * esz];
             if (raw16()) {
@@ -158,6 +161,7 @@ void inner_blocks_generator::tiny_rows() {
             while (stack.size() >= 2 && stack.back().second == stack[stack.size() - 2].second) {
                 const Xmm y = stack.back().first;
                 stack.pop_back();
+                free_regs.push_back(y.getIdx());
                 auto &[x, level] = stack.back();
                 const int tab = 2 + 2 * level;
                 vmovdqa32(b, x);
