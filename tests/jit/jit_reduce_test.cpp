@@ -126,6 +126,12 @@ TEST_P(JitReduce, TinyRows) {
         planting neg;
         neg.negative = true;
         run(make_problem(dt(), {80, n}, 2), neg);
+        // 16-bit: negative data switches to keys for the rest of the call
+        // (each thread's fourth vector of outputs), where a negative NaN
+        // sorts low.
+        neg.nan_at = {size_t(250 * n + n / 2)};
+        neg.nan_bits = nans[1];
+        run(make_problem(dt(), {256, n}, 2), neg);
         run(make_problem(dt(), {48, n}, 2, {n + 1, 1}, {}));  // rows padded
         run(make_problem(dt(), {48, n}, 2, {}, {2, 0}));      // dst padded
         run(make_problem(dt(), {4, 48, n}, 4));               // outer kept dim
