@@ -111,6 +111,29 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
     return c;
 }
 
+// Rows of fewer columns than a vector, one after another: the columns
+// repeat every lcm(jd.n, vector) elements, so a register-column kernel
+// over rows of that many (at least 4 vectors where it can) reads whole
+// vectors, and a fold of the period's rows gives the columns.
+void plan_period(plan &P, isa_t isa) {
+    const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
+    const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
+    const int64_t c = P.jd.n;
+    if (P.kind != plan_kind::vertical || P.njsub != 1 || c >= vl || P.jd.ss != P.esz
+            || P.rows.ss != c * P.esz)
+        return;
+    int64_t period = std::lcm(c, vl);
+    while (period / vl < 4 && 2 * period <= max_vecs * vl) period *= 2;
+    if (period / vl > max_vecs || P.rows.n * c < 4 * period) return;
+    kernel_config w;
+    w.isa = isa;
+    w.family = family_t::vert_reg;
+    w.src_dt = w.dst_dt = P.dt;
+    w.unroll = static_cast<int>(period / vl);
+    P.period = period;
+    P.period_code = get_code(w);
+}
+
 bool fail(std::string *why_not, const std::string &msg) {
     if (why_not) *why_not = msg;
     return false;
@@ -346,6 +369,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         cfg = tile_config(isa, P.dt, from_memory, fused16);
     }
     P.code = get_code(cfg);
+    plan_period(P, isa);
     // Short inner rows whose rows dim is far apart (more than a block of 16
     // outputs): one block would read 16-output pieces of every row, as many
     // streams as rows. Two stages read src in memory order instead.

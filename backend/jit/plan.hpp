@@ -38,6 +38,8 @@ constexpr int64_t partial_budget_elems = 16 * 1024;
 constexpr int max_chunks = 64;
 // Scratch of a two-stage (slab) inner plan, on the stack: L1-sized.
 constexpr int64_t slab_bytes = 16 * 1024;
+// The widest period of plan::period_code, in elements (16 vectors of 16).
+constexpr int64_t max_period = 256;
 
 struct loop_dim {
     int64_t n = 1;
@@ -103,6 +105,15 @@ struct plan {
     // partial results (rows pstride apart) are combined by this vertical
     // tile kernel instead of a scalar loop. Null: the scalar loop.
     std::shared_ptr<const generated_code> combine_code;
+
+    // vertical over rows of few columns that follow one another in src
+    // (jd.n under a vector, rows jd.n elements apart): period_code, a
+    // register-column kernel, maxes them `period` columns (period / jd.n
+    // rows) at a time into a stack buffer, where `code` folds the period
+    // and the rows left over (run_periodic). Null: `code` alone, a
+    // partial vector a row.
+    int64_t period = 0;
+    std::shared_ptr<const generated_code> period_code;
 
     // The scratch tile (vert_call::scratch) that run_range hands the
     // vertical tile kernel (code or slab_code) when it takes more than one

@@ -47,6 +47,33 @@ red_ranges full_ranges(const plan &P) {
 // start at s and d; extra reduced dims accumulate through d.
 // Vertical plans may pass n_outer > 1: that many slices of the innermost
 // outer dim (strides oss, ods) in one call, and a tile scratch.
+// A vertical call over plan::period_code's rows (whole columns, rows one
+// after another): per outer index the rows a period at a time into a
+// stack buffer, the rows left over after them, then `narrow` (the plan's
+// kernel) folds the buffer into dst, accumulating as the call asked.
+void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
+    alignas(64) char buf[2 * max_period * 4];
+    const int64_t c = P.jd.n, L = P.period, per = L / c, esz = P.esz;
+    const auto *src = static_cast<const char *>(a.src);
+    auto *dst = static_cast<char *>(a.dst);
+    for (int64_t o = 0; o < a.n_outer; ++o) {
+        const char *s = src + o * a.outer_src_stride;
+        char *d = dst + o * a.outer_dst_stride;
+        const int64_t wide = a.rows / per, left = a.rows - wide * per;
+        const char *from = s;
+        int64_t rows = a.rows;
+        if (wide > 0) {
+            const vert_call w {s, buf, L, wide, L * esz, 0, 1, 0, 0, nullptr, nullptr};
+            P.period_code->fn(&w);
+            std::memcpy(buf + L * esz, s + wide * L * esz, size_t(left * c * esz));
+            from = buf;
+            rows = per + left;
+        }
+        const vert_call f {from, d, c, rows, c * esz, a.accumulate, 1, 0, 0, a.scratch, a.modes};
+        narrow(&f);
+    }
+}
+
 void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         int64_t cnt, int64_t jds, const red_ranges &R, void *scratch, lane_modes16 *modes,
         int64_t n_outer = 1, int64_t oss = 0, int64_t ods = 0) {
@@ -69,7 +96,8 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         } else {
             const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
                     modes};
-            fn(&a);
+            if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
+            else fn(&a);
         }
         acc = true;
         int k = re - 1;

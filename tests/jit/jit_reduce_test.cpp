@@ -285,6 +285,32 @@ TEST_P(JitReduce, ShortRowsFarRows) {
         }
 }
 
+// Vertical over rows of fewer columns than a vector, one after another:
+// a period of whole vectors at a time, then a fold of the period's rows
+// and the rows left over (plan::period_code). Every column count under a
+// vector, row counts around the period, NaN in the periodic rows and in
+// those left over, negative data, an outer kept dim, an extra reduced
+// dim, one thread and two (rows split, partials combined).
+TEST_P(JitReduce, FewColumns) {
+    const thread_pool one(1);
+    for (int64_t c = 1; c <= 17; ++c) {
+        for (int64_t r : {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}) {
+            const reduce_problem p = make_problem(dt(), {r, c}, 1);
+            run(p);
+            if (r >= 1000) check(p, {}, one, seed_++);
+        }
+        const size_t n = size_t(4099 * c);
+        run(make_problem(dt(), {4099, c}, 1), {{size_t(c / 2), n - 1}, false});
+        run(make_problem(dt(), {4099, c}, 1), {{n / 2}, false, 0, {}, true});
+        planting neg;
+        neg.negative = true;
+        run(make_problem(dt(), {4099, c}, 1), neg);
+        run(make_problem(dt(), {3, 2000, c}, 2));
+        run(make_problem(dt(), {3, 2000, c}, 3));
+        run(make_problem(dt(), {2000, c}, 1, {c + 1, 1}, {}));  // rows padded
+    }
+}
+
 TEST_P(JitReduce, RowsByColumns) {
     const dims_t shapes[] = {{300, 700}, {1000, 1000}, {7, 100000}, {100000, 7},
             {2, 3, 50000}, {4099, 33}, {33, 4099}, {65, 4096 + 17}};
@@ -627,6 +653,23 @@ TEST(JitPlan, SlabsStartOnCacheLines) {
     if (max_isa() == isa_t::none) return;
     EXPECT_TRUE(plan_on_two(make_problem(data_type::f32, {1, 8, 1001, 37}, 0b1010)).slab_code);
     EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {1, 8, 1001, 37}, 0b1010)).slab_code);
+}
+
+// Vertical over rows of few columns one after another takes a period of
+// whole vectors (at least 4 where it can: lcm(3, 16) = 48 -> 96) and
+// folds it; not with a vector of columns or more, rows padded, or too few
+// rows.
+TEST(JitPlan, FewColumnsTakeAPeriod) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const bool z = max_isa() == isa_t::avx512_core;
+    const plan three = plan_on_two(make_problem(data_type::f32, {100000, 3}, 1));
+    ASSERT_TRUE(three.period_code);
+    EXPECT_EQ(three.period, z ? 96 : 48);
+    EXPECT_EQ(three.period_code->cfg.family, family_t::vert_reg);
+    EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 7}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 16}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
 }
 
 // A two-level plan combines its chunks' partials with a vertical tile
