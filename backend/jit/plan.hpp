@@ -107,7 +107,7 @@ struct plan {
     std::shared_ptr<const generated_code> combine_code;
 
     // vertical over rows of few columns that follow one another in src
-    // (jd.n under a vector, rows jd.n elements apart): period_code, a
+    // (under 64 bytes, rows jd.n elements apart): period_code, a
     // register-column kernel, maxes them `period` columns (period / jd.n
     // rows) at a time into a stack buffer, where `code` folds the period
     // and the rows left over (run_periodic). Null: `code` alone, a

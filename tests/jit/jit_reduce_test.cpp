@@ -285,7 +285,7 @@ TEST_P(JitReduce, ShortRowsFarRows) {
         }
 }
 
-// Vertical over rows of fewer columns than a vector, one after another:
+// Vertical over rows of under 64 bytes, one after another:
 // a period of whole vectors at a time, then a fold of the period's rows
 // and the rows left over (plan::period_code). Every column count under a
 // vector, row counts around the period, NaN in the periodic rows and in
@@ -293,7 +293,7 @@ TEST_P(JitReduce, ShortRowsFarRows) {
 // dim, one thread and two (rows split, partials combined).
 TEST_P(JitReduce, FewColumns) {
     const thread_pool one(1);
-    for (int64_t c = 1; c <= 17; ++c) {
+    for (int64_t c = 1; c <= 33; ++c) {
         for (int64_t r : {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}) {
             const reduce_problem p = make_problem(dt(), {r, c}, 1);
             run(p);
@@ -655,10 +655,10 @@ TEST(JitPlan, SlabsStartOnCacheLines) {
     EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {1, 8, 1001, 37}, 0b1010)).slab_code);
 }
 
-// Vertical over rows of few columns one after another takes a period of
-// whole vectors (at least 4 where it can: lcm(3, 16) = 48 -> 96) and
-// folds it; not with a vector of columns or more, rows padded, or too few
-// rows.
+// Vertical over rows of few columns one after another (under 64 bytes a
+// row) takes a period of whole vectors (at least 4 where it can: lcm(3,
+// 16) = 48 -> 96) and folds it; not with 64 bytes a row or more, rows
+// padded, or too few rows.
 TEST(JitPlan, FewColumnsTakeAPeriod) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const bool z = max_isa() == isa_t::avx512_core;
@@ -668,6 +668,10 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(three.period_code->cfg.family, family_t::vert_reg);
     EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 7}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 16}, 1)).period_code);
+    // Under 64 bytes a row: 16-bit rows of 16 and 24 columns too.
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {100000, 16}, 1)).period, z ? 64 : 32);
+    EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 24}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 32}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
 }
