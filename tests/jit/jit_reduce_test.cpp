@@ -293,8 +293,12 @@ TEST_P(JitReduce, ShortRowsFarRows) {
 // dim, one thread and two (rows split, partials combined).
 TEST_P(JitReduce, FewColumns) {
     const thread_pool one(1);
-    for (int64_t c = 1; c <= 33; ++c) {
+    std::vector<int64_t> cols;
+    for (int64_t c = 1; c <= 33; ++c) cols.push_back(c);
+    for (int64_t c : {49, 100, 127, 128}) cols.push_back(c);
+    for (int64_t c : cols) {
         for (int64_t r : {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}) {
+            if (r * c > 2000000) continue;
             const reduce_problem p = make_problem(dt(), {r, c}, 1);
             run(p);
             if (r >= 1000) check(p, {}, one, seed_++);
@@ -656,9 +660,9 @@ TEST(JitPlan, SlabsStartOnCacheLines) {
 }
 
 // Vertical over rows of few columns one after another (under 64 bytes a
-// row) takes a period of whole vectors (at least 4 where it can: lcm(3,
-// 16) = 48 -> 96) and folds it; not with 64 bytes a row or more, rows
-// padded, or too few rows.
+// row, or not a whole number of vectors) takes a period of whole vectors
+// (at least 4 where it can: lcm(3, 16) = 48 -> 96) and folds it; not
+// with whole vectors of 64 bytes or more, rows padded, or too few rows.
 TEST(JitPlan, FewColumnsTakeAPeriod) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const bool z = max_isa() == isa_t::avx512_core;
@@ -672,6 +676,11 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {100000, 16}, 1)).period, z ? 64 : 32);
     EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 24}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 32}, 1)).period_code);
+    // Past 256 elements for lcm(columns, vector): as many whole rows as
+    // 16 vectors hold, the last vector masked (AVX-512 only).
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 49}, 1)).period, z ? 245 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 100}, 1)).period, z ? 200 : 0);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 48}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
 }
