@@ -120,18 +120,18 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
-void plan_period(plan &P, isa_t isa) {
+void plan_period(plan &P, isa_t isa, int64_t c, bool narrow_is_reg) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
-    const int64_t c = P.jd.n;
-    const bool few = c * P.esz < 64 || (c % vl != 0 && 2 * c <= max_vecs * vl);
-    if (P.kind != plan_kind::vertical || P.njsub != 1 || !few || P.jd.ss != P.esz
-            || P.rows.ss != c * P.esz)
-        return;
+    const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
+    if (!few || P.rows.ss != c * P.esz) return;
     int64_t period = std::lcm(c, vl);
     if (period > max_vecs * vl) {
         if (isa != isa_t::avx512_core) return;  // AVX2's register columns: whole vectors
         period = max_vecs * vl / c * c;  // a masked last vector
+        // One row a period: only worth it where the plan's kernel is not
+        // a register-column one already (the two-stage plans' tiles).
+        if (period == c && narrow_is_reg) return;
     }
     while (period / vl < 4 && 2 * period <= max_vecs * vl) period *= 2;
     if (P.rows.n * c < 4 * period) return;
@@ -379,15 +379,23 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         cfg = tile_config(isa, P.dt, from_memory, fused16);
     }
     P.code = get_code(cfg);
-    plan_period(P, isa);
+    if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
+        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_reg);
     // Short inner rows whose rows dim is far apart (more than a block of 16
     // outputs): one block would read 16-output pieces of every row, as many
     // streams as rows. Two stages read src in memory order instead.
     const int64_t row_bytes = P.n * P.esz;
+    // Rows that follow the whole kept dim's block of short rows (NCHW
+    // reducing C and W of 7x7 maps: src is then one [C x H*W] block per
+    // N) go in two stages too, the first over that block's few columns
+    // by a period (plan_period).
+    const bool rows_after_block = P.rows.ss == P.jd.n * row_bytes;
     if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
             && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
-            && P.rows.ss >= 16 * row_bytes) {
+            && (P.rows.ss >= 16 * row_bytes || rows_after_block)) {
         P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused16));
+        if (rows_after_block && P.jd.n * row_bytes <= slab_bytes)
+            plan_period(P, isa, P.jd.n * P.n, false);
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
             || P.slab_code;

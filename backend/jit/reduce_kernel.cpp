@@ -47,13 +47,14 @@ red_ranges full_ranges(const plan &P) {
 // start at s and d; extra reduced dims accumulate through d.
 // Vertical plans may pass n_outer > 1: that many slices of the innermost
 // outer dim (strides oss, ods) in one call, and a tile scratch.
-// A vertical call over plan::period_code's rows (whole columns, rows one
-// after another): per outer index the rows a period at a time into a
-// stack buffer, the rows left over after them, then `narrow` (the plan's
-// kernel) folds the buffer into dst, accumulating as the call asked.
+// A vertical call over plan::period_code's rows (a.ncols columns, the
+// period's, rows one after another): per outer index the rows a period
+// at a time into a stack buffer, the rows left over after them, then
+// `narrow` (the plan's vertical kernel) folds the buffer into dst,
+// accumulating as the call asked.
 void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
     alignas(64) char buf[2 * max_period * 4];
-    const int64_t c = P.jd.n, L = P.period, per = L / c, esz = P.esz;
+    const int64_t c = a.ncols, L = P.period, per = L / c, esz = P.esz;
     const auto *src = static_cast<const char *>(a.src);
     auto *dst = static_cast<char *>(a.dst);
     for (int64_t o = 0; o < a.n_outer; ++o) {
@@ -180,7 +181,8 @@ void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t
         const int64_t c = std::min(c0 == 0 ? split.first : split.per, cnt - c0);
         const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
                 tile_scratch, modes};
-        P.slab_code->fn(&v);
+        if (P.period_code && c == P.jd.n) run_periodic(P, P.slab_code->fn, v);
+        else P.slab_code->fn(&v);
         const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};
         D.fn(&in);
         c0 += c;

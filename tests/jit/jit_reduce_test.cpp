@@ -269,9 +269,12 @@ TEST_P(JitReduce, InfinitiesMeetInAColumn) {
 TEST_P(JitReduce, ShortRowsFarRows) {
     const thread_pool one(1);
     // {1, 8, 1001, 37}: several slabs a thread, the second thread's first
-    // one short, up to a line (split_slabs).
+    // one short, up to a line (split_slabs). {2, 64, 7, 7}, {3, 500, 14,
+    // 14}, {5, 40, 5, 3}: rows right after the kept dim's block, its
+    // columns by a period (plan::period_code) when reducing C and W.
     const dims_t shapes[] = {{4, 9, 20, 64}, {2, 8, 100, 64}, {8, 8, 33, 37}, {3, 12, 300, 16},
-            {9, 30, 17, 64}, {16, 2, 3, 200}, {1, 8, 1001, 37}};
+            {9, 30, 17, 64}, {16, 2, 3, 200}, {1, 8, 1001, 37}, {2, 64, 7, 7}, {3, 500, 14, 14},
+            {5, 40, 5, 3}};
     for (const auto &d : shapes)
         for (uint32_t mask : {0b1010u, 0b1001u}) {
             const reduce_problem p = make_problem(dt(), d, mask);
@@ -683,6 +686,23 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 48}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
+}
+
+// NCHW reducing C and W of small maps: src is one [C x H*W] block per
+// N, so two stages, the first over the block's H*W columns by a period
+// (5 rows of 49 under 16 vectors; 196 columns one row a period).
+TEST(JitPlan, SmallMapsReduceChannelsByAPeriod) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const bool z = max_isa() == isa_t::avx512_core;
+    const plan seven = plan_on_two(make_problem(data_type::bf16, {4, 2048, 7, 7}, 0b1010));
+    ASSERT_TRUE(seven.slab_code);
+    EXPECT_EQ(seven.period, z ? 245 : 0);
+    const plan fourteen = plan_on_two(make_problem(data_type::f32, {4, 512, 14, 14}, 0b1010));
+    ASSERT_TRUE(fourteen.slab_code);
+    EXPECT_EQ(fourteen.period, z ? 196 : 0);
+    // 5 x 3 maps: lcm(15, 16) = 240 columns; AVX2's lcm(15, 8) = 120
+    // passes its 8 vectors.
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5, 400, 5, 3}, 0b1010)).period, z ? 240 : 0);
 }
 
 // A two-level plan combines its chunks' partials with a vertical tile
