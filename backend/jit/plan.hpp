@@ -38,7 +38,8 @@ constexpr int64_t partial_budget_elems = 16 * 1024;
 constexpr int max_chunks = 64;
 // Scratch of a two-stage (slab) inner plan, on the stack: L1-sized.
 constexpr int64_t slab_bytes = 16 * 1024;
-// The widest period of plan::period_code, in elements (16 vectors of 16).
+// The widest period of plan::period_code, in elements (16 vectors of 16),
+// and the columns of a chunk of plan::chunk_code (AVX-512).
 constexpr int64_t max_period = 256;
 
 struct loop_dim {
@@ -114,6 +115,11 @@ struct plan {
     // partial vector a row.
     int64_t period = 0;
     std::shared_ptr<const generated_code> period_code;
+
+    // vertical over rows that follow one another, a few hundred columns
+    // wide (see plan.cpp): chunk_code, a register-column kernel, takes
+    // the columns 256 at a time, `code` the rest. Null: `code` alone.
+    std::shared_ptr<const generated_code> chunk_code;
 
     // The scratch tile (vert_call::scratch) that run_range hands the
     // vertical tile kernel (code or slab_code) when it takes more than one

@@ -75,6 +75,24 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
     }
 }
 
+// A vertical call by plan::chunk_code 256 columns at a time, the rest
+// by `fn` (the plan's kernel).
+void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
+    vert_call c = a;
+    int64_t done = 0;
+    for (; done + max_period <= a.ncols; done += max_period) {
+        c.src = static_cast<const char *>(a.src) + done * P.esz;
+        c.dst = static_cast<char *>(a.dst) + done * P.esz;
+        c.ncols = max_period;
+        P.chunk_code->fn(&c);
+    }
+    if (done == a.ncols) return;
+    c.src = static_cast<const char *>(a.src) + done * P.esz;
+    c.dst = static_cast<char *>(a.dst) + done * P.esz;
+    c.ncols = a.ncols - done;
+    fn(&c);
+}
+
 void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         int64_t cnt, int64_t jds, const red_ranges &R, void *scratch, lane_modes16 *modes,
         int64_t n_outer = 1, int64_t oss = 0, int64_t ods = 0) {
@@ -98,6 +116,7 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
                     modes};
             if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
+            else if (P.chunk_code && cnt >= max_period) run_chunks(P, fn, a);
             else fn(&a);
         }
         acc = true;

@@ -288,17 +288,18 @@ TEST_P(JitReduce, ShortRowsFarRows) {
         }
 }
 
-// Vertical over rows of under 64 bytes, one after another:
-// a period of whole vectors at a time, then a fold of the period's rows
-// and the rows left over (plan::period_code). Every column count under a
-// vector, row counts around the period, NaN in the periodic rows and in
-// those left over, negative data, an outer kept dim, an extra reduced
-// dim, one thread and two (rows split, partials combined).
+// Vertical over rows of under 64 bytes, one after another: a period of
+// whole vectors at a time, then a fold of the period's rows and the rows
+// left over (plan::period_code); rows of 256-511 columns by register
+// columns 256 at a time (plan::chunk_code). Column counts around both,
+// row counts around the period, NaN in the periodic rows and in those
+// left over, negative data, an outer kept dim, an extra reduced dim, one
+// thread and two (rows split, partials combined).
 TEST_P(JitReduce, FewColumns) {
     const thread_pool one(1);
     std::vector<int64_t> cols;
     for (int64_t c = 1; c <= 33; ++c) cols.push_back(c);
-    for (int64_t c : {49, 100, 127, 128}) cols.push_back(c);
+    for (int64_t c : {49, 100, 127, 128, 257, 300, 511}) cols.push_back(c);
     for (int64_t c : cols) {
         for (int64_t r : {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}) {
             if (r * c > 2000000) continue;
@@ -684,6 +685,11 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 49}, 1)).period, z ? 245 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 100}, 1)).period, z ? 200 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 48}, 1)).period_code);
+    // 256-511 columns (AVX-512): register columns 256 at a time, the
+    // tiles the rest.
+    EXPECT_EQ(bool(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1)).chunk_code), z);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 600}, 1)).chunk_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
 }
