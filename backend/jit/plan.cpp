@@ -122,11 +122,26 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
-void plan_period(plan &P, isa_t isa, int64_t c, bool narrow_is_reg) {
+void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
+    const bool narrow_is_reg = !tile;
     const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
-    if (!few || P.rows.ss != c * P.esz) return;
+    if (P.rows.ss != c * P.esz) return;
+    if (!few) {
+        // Rows of 512 columns to 2 KiB, for a tile kernel: as many whole
+        // rows a period as max_period_bytes hold, so that its passes take
+        // wide rows. A 16-bit tile of under 32 vectors barely fills its
+        // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1: 812-887
+        // -> 540-589 us); at 1568 columns, and for f32, no gain.
+        if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || c * P.esz >= 2048)
+            return;
+        const int64_t k = max_period_bytes / (c * P.esz);
+        if (P.rows.n < 4 * k) return;
+        P.period = k * c;
+        P.period_code = tile;
+        return;
+    }
     int64_t period = std::lcm(c, vl);
     if (period > max_vecs * vl) {
         if (isa != isa_t::avx512_core) return;  // AVX2's register columns: whole vectors
@@ -382,7 +397,7 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
-        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_reg);
+        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr);
     // Rows of 256-511 columns one after another: a 16-bit tile of under
     // 512 columns has no skewed block (16 vectors), and its straight
     // passes keep three statistics and a running max per pass; register
@@ -412,12 +427,14 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
             && (P.rows.ss >= 16 * row_bytes || rows_after_block)) {
         P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused16));
         if (rows_after_block && P.jd.n * row_bytes <= slab_bytes)
-            plan_period(P, isa, P.jd.n * P.n, false);
+            plan_period(P, isa, P.jd.n * P.n, P.slab_code);
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
             || P.slab_code;
     if (tiles && P.rows.n > 4) {
-        const int64_t widest = P.slab_code ? slab_bytes : P.jd.n * P.esz;
+        int64_t widest = P.slab_code ? slab_bytes : P.jd.n * P.esz;
+        if (P.period_code && P.period_code->cfg.family == family_t::vert_tile)
+            widest = std::max(widest, P.period * P.esz);
         P.tile_scratch_bytes = std::min<int64_t>(widest, vertical_tile_bytes) + 4096;
     }
     if (P.two_level && dst_dense_in_flat_order(P))

@@ -41,6 +41,8 @@ constexpr int64_t slab_bytes = 16 * 1024;
 // The widest period of plan::period_code, in elements (16 vectors of 16),
 // and the columns of a chunk of plan::chunk_code (AVX-512).
 constexpr int64_t max_period = 256;
+// The widest period of a tile kernel's (plan::period_code), in bytes.
+constexpr int64_t max_period_bytes = 16 * 1024;
 
 struct loop_dim {
     int64_t n = 1;

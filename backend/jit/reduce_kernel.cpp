@@ -53,7 +53,7 @@ red_ranges full_ranges(const plan &P) {
 // `narrow` (the plan's vertical kernel) folds the buffer into dst,
 // accumulating as the call asked.
 void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
-    alignas(64) char buf[2 * max_period * 4];
+    alignas(64) char buf[2 * max_period_bytes];
     const int64_t c = a.ncols, L = P.period, per = L / c, esz = P.esz;
     const auto *src = static_cast<const char *>(a.src);
     auto *dst = static_cast<char *>(a.dst);
@@ -64,7 +64,7 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
         const char *from = s;
         int64_t rows = a.rows;
         if (wide > 0) {
-            const vert_call w {s, buf, L, wide, L * esz, 0, 1, 0, 0, nullptr, nullptr};
+            const vert_call w {s, buf, L, wide, L * esz, 0, 1, 0, 0, a.scratch, a.modes};
             P.period_code->fn(&w);
             std::memcpy(buf + L * esz, s + wide * L * esz, size_t(left * c * esz));
             from = buf;

@@ -291,7 +291,9 @@ TEST_P(JitReduce, ShortRowsFarRows) {
 // Vertical over rows of under 64 bytes, one after another: a period of
 // whole vectors at a time, then a fold of the period's rows and the rows
 // left over (plan::period_code); rows of 256-511 columns by register
-// columns 256 at a time (plan::chunk_code). Column counts around both,
+// columns 256 at a time (plan::chunk_code); 16-bit rows of 512-1023
+// columns by the tiles over periods of whole rows. Column counts around
+// each,
 // row counts around the period, NaN in the periodic rows and in those
 // left over, negative data, an outer kept dim, an extra reduced dim, one
 // thread and two (rows split, partials combined).
@@ -299,23 +301,26 @@ TEST_P(JitReduce, FewColumns) {
     const thread_pool one(1);
     std::vector<int64_t> cols;
     for (int64_t c = 1; c <= 33; ++c) cols.push_back(c);
-    for (int64_t c : {49, 100, 127, 128, 257, 300, 511}) cols.push_back(c);
+    for (int64_t c : {49, 100, 127, 128, 257, 300, 511, 600, 784, 1000}) cols.push_back(c);
     for (int64_t c : cols) {
-        for (int64_t r : {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}) {
-            if (r * c > 2000000) continue;
+        const bool narrow = c <= 33;
+        const std::vector<int64_t> rows = narrow ? std::vector<int64_t> {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}
+                                                 : std::vector<int64_t> {5, 65, 1000, 1999};
+        for (int64_t r : rows) {
             const reduce_problem p = make_problem(dt(), {r, c}, 1);
             run(p);
             if (r >= 1000) check(p, {}, one, seed_++);
         }
-        const size_t n = size_t(4099 * c);
-        run(make_problem(dt(), {4099, c}, 1), {{size_t(c / 2), n - 1}, false});
-        run(make_problem(dt(), {4099, c}, 1), {{n / 2}, false, 0, {}, true});
+        const int64_t r = narrow ? 4099 : 999;
+        const size_t n = size_t(r * c);
+        run(make_problem(dt(), {r, c}, 1), {{size_t(c / 2), n - 1}, false});
+        run(make_problem(dt(), {r, c}, 1), {{n / 2}, false, 0, {}, true});
         planting neg;
         neg.negative = true;
-        run(make_problem(dt(), {4099, c}, 1), neg);
-        run(make_problem(dt(), {3, 2000, c}, 2));
-        run(make_problem(dt(), {3, 2000, c}, 3));
-        run(make_problem(dt(), {2000, c}, 1, {c + 1, 1}, {}));  // rows padded
+        run(make_problem(dt(), {r, c}, 1), neg);
+        run(make_problem(dt(), {3, r / 2, c}, 2));
+        run(make_problem(dt(), {3, r / 2, c}, 3));
+        run(make_problem(dt(), {r / 2, c}, 1, {c + 1, 1}, {}));  // rows padded
     }
 }
 
@@ -689,6 +694,16 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     // tiles the rest.
     EXPECT_EQ(bool(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1)).chunk_code), z);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 600}, 1)).chunk_code);
+    // 16-bit rows of 512 columns to 2 KiB (AVX-512): the tiles over as
+    // many whole rows as 16 KiB hold (10 of 784).
+    const plan wide = plan_on_two(make_problem(data_type::bf16, {100000, 784}, 1));
+    EXPECT_EQ(wide.period, z ? 7840 : 0);
+    if (z) {
+        ASSERT_TRUE(wide.period_code);
+        EXPECT_EQ(wide.period_code->cfg.family, family_t::vert_tile);
+    }
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
