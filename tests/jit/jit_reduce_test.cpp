@@ -3,41 +3,12 @@
 // tails, rows x columns, every axes subset of small 4-D shapes under
 // permuted and padded layouts, NaN in every position class, ±inf, ties,
 // zero-size dims, rank 0 to 12, empty mask.
-#include "tests/jit/jit_test_util.hpp"
-
-#include <numeric>
+#include "tests/jit/jit_reduce_fixture.hpp"
 
 #include <xbyak/xbyak_util.h>
 
 namespace crest::impl::jit::test {
 namespace {
-
-struct param {
-    const char *isa;
-    data_type dt;
-};
-
-std::vector<param> all_params() {
-    std::vector<param> r;
-    for (const char *isa : runnable_isas())
-        for (data_type dt : {data_type::f32, data_type::bf16, data_type::f16})
-            r.push_back({isa, dt});
-    return r;
-}
-
-class JitReduce : public ::testing::TestWithParam<param> {
-protected:
-    void SetUp() override { set_max_isa_for_testing(GetParam().isa); }
-    void TearDown() override { set_max_isa_for_testing(nullptr); }
-    data_type dt() const { return GetParam().dt; }
-    split_above_64k split_;
-    std::string run(const reduce_problem &p, const planting &pl = {}) {
-        const std::string name = check(p, pl, pool2(), seed_++);
-        EXPECT_NE(name.find(GetParam().isa), std::string::npos) << name;
-        return name;
-    }
-    uint32_t seed_ = 1;
-};
 
 std::vector<int64_t> sweep_sizes() {
     std::vector<int64_t> s;
@@ -93,51 +64,6 @@ TEST_P(JitReduce, ShortRowBlocks) {
     }
 }
 
-// Rows of 2-16 elements, one after another, dst contiguous: AVX-512
-// takes whole vectors of outputs by permutes in memory order
-// (gen_inner_tiny.cpp) and leaves the rest, and any call that meets a
-// NaN, to the other paths. Sizes around the vector of outputs; NaN of
-// either sign at each position of a row, in the first vector of outputs
-// and in a later one; infinities, ties, negative data; a padded src or
-// dst (the other paths) and two threads' chunks.
-TEST_P(JitReduce, TinyRows) {
-    const std::vector<uint32_t> nans = dt() == data_type::f32
-            ? std::vector<uint32_t> {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u}
-            : dt() == data_type::bf16 ? std::vector<uint32_t> {0x7fc0u, 0xffc0u, 0x7f81u, 0xff81u}
-                                      : std::vector<uint32_t> {0x7e00u, 0xfe00u, 0x7c01u, 0xfc01u};
-    const thread_pool one(1);
-    for (int64_t n = 2; n <= 33; ++n) {
-        for (int64_t outs : {15, 16, 17, 31, 32, 33, 64, 65, 100, 1000})
-            run(make_problem(dt(), {outs, n}, 2));
-        check(make_problem(dt(), {3000, n}, 2), {}, one, seed_++);
-        for (int64_t pos = 0; pos < n; ++pos) {
-            planting pl;
-            pl.nan_at.push_back(size_t((pos % 3 == 0 ? 3 : 40) * n + pos));
-            pl.nan_bits = nans[size_t(pos) % nans.size()];
-            run(make_problem(dt(), {64, n}, 2), pl);
-        }
-        planting inf;
-        inf.bits_at = {{size_t(5 * n), inf_bits(dt(), true)}, {size_t(5 * n + 1), inf_bits(dt(), false)},
-                {size_t(9 * n + n - 1), inf_bits(dt(), false)}, {size_t(20 * n), inf_bits(dt(), true)}};
-        run(make_problem(dt(), {48, n}, 2), inf);
-        planting ties;
-        ties.ties = true;
-        run(make_problem(dt(), {48, n}, 2), ties);
-        planting neg;
-        neg.negative = true;
-        run(make_problem(dt(), {80, n}, 2), neg);
-        // 16-bit: negative data switches to keys for the rest of the call
-        // (each thread's fourth vector of outputs), where a negative NaN
-        // sorts low.
-        neg.nan_at = {size_t(250 * n + n / 2)};
-        neg.nan_bits = nans[1];
-        run(make_problem(dt(), {256, n}, 2), neg);
-        run(make_problem(dt(), {48, n}, 2, {n + 1, 1}, {}));  // rows padded
-        run(make_problem(dt(), {48, n}, 2, {}, {2, 0}));      // dst padded
-        run(make_problem(dt(), {4, 48, n}, 4));               // outer kept dim
-    }
-}
-
 // Every position of a short row holds, in turn, a NaN of either sign, or
 // -inf beside +inf: the 16-bit blocks take two vectors at a time as raw
 // dwords (a NaN in a high half) beside the low halves shifted up, and the
@@ -185,8 +111,6 @@ TEST_P(JitReduce, OuterSlices) {
 // with no partials (plan.cpp, outer_slices_share); an odd count of 3
 // slices cannot be shared out evenly and splits the rows instead. NaNs in
 // the last slice (the second chunk's) and in the first.
-plan plan_on_two(const reduce_problem &p);
-
 TEST_P(JitReduce, OuterSlicesShareOutWithoutPartials) {
     for (int64_t n : {8, 3}) {
         const int64_t hw = n == 3 ? 40 : 24;  // above split_above_64k in every dtype
@@ -286,42 +210,6 @@ TEST_P(JitReduce, ShortRowsFarRows) {
             pl.bits_at = {{n / 2, inf_bits(dt(), false)}, {n / 2 + 1, inf_bits(dt(), true)}};
             run(p, pl);
         }
-}
-
-// Vertical over rows of under 64 bytes, one after another: a period of
-// whole vectors at a time, then a fold of the period's rows and the rows
-// left over (plan::period_code); rows of 256-511 columns by register
-// columns 256 at a time (plan::chunk_code); 16-bit rows of 512-1023
-// columns by the tiles over periods of whole rows. Column counts around
-// each,
-// row counts around the period, NaN in the periodic rows and in those
-// left over, negative data, an outer kept dim, an extra reduced dim, one
-// thread and two (rows split, partials combined).
-TEST_P(JitReduce, FewColumns) {
-    const thread_pool one(1);
-    std::vector<int64_t> cols;
-    for (int64_t c = 1; c <= 33; ++c) cols.push_back(c);
-    for (int64_t c : {49, 100, 127, 128, 257, 300, 511, 600, 784, 1000}) cols.push_back(c);
-    for (int64_t c : cols) {
-        const bool narrow = c <= 33;
-        const std::vector<int64_t> rows = narrow ? std::vector<int64_t> {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}
-                                                 : std::vector<int64_t> {5, 65, 1000, 1999};
-        for (int64_t r : rows) {
-            const reduce_problem p = make_problem(dt(), {r, c}, 1);
-            run(p);
-            if (r >= 1000) check(p, {}, one, seed_++);
-        }
-        const int64_t r = narrow ? 4099 : 999;
-        const size_t n = size_t(r * c);
-        run(make_problem(dt(), {r, c}, 1), {{size_t(c / 2), n - 1}, false});
-        run(make_problem(dt(), {r, c}, 1), {{n / 2}, false, 0, {}, true});
-        planting neg;
-        neg.negative = true;
-        run(make_problem(dt(), {r, c}, 1), neg);
-        run(make_problem(dt(), {3, r / 2, c}, 2));
-        run(make_problem(dt(), {3, r / 2, c}, 3));
-        run(make_problem(dt(), {r / 2, c}, 1, {c + 1, 1}, {}));  // rows padded
-    }
 }
 
 TEST_P(JitReduce, RowsByColumns) {
@@ -521,14 +409,6 @@ INSTANTIATE_TEST_SUITE_P(All, JitReduce, ::testing::ValuesIn(all_params()),
             return std::string(i.param.isa) + "_" + d;
         });
 
-// The plan of p on a pool of 2 threads (a failure to plan fails the test).
-plan plan_on_two(const reduce_problem &p) {
-    plan P;
-    std::string why;
-    EXPECT_TRUE(make_plan(p, max_isa(), 2, &P, &why)) << why;
-    return P;
-}
-
 // Below 1 MiB of src a plan runs inline (one chunk); from 1 MiB on it
 // takes the pool's threads. A two-level plan (reducing C) and an inner one.
 TEST(JitPlan, InlineBelowOneMiB) {
@@ -632,98 +512,6 @@ TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
     const plan slabs = plan_on_two(make_problem(data_type::f16, {k, 64, 56, 56}, 0b1010));
     ASSERT_TRUE(slabs.slab_code);
     EXPECT_EQ(slabs.slab_code->cfg.fused16, z);
-}
-
-// A two-stage plan's slabs start and end on cache lines where the rows'
-// length allows it (at most half a slab lost to rounding); the first slab
-// runs up to the first output that starts a line. NCHW x 8 x 1001 x 37,
-// reducing C and W, runs in slabs.
-TEST(JitPlan, SlabsStartOnCacheLines) {
-    for (int64_t row_bytes : {112, 148, 74, 64, 128, 100, 600, 1022}) {
-        const int64_t fit = slab_bytes / row_bytes, grid = std::gcd<int64_t>(row_bytes, 64);
-        const bool aligned = fit >= 2 * 64 / grid;
-        for (int64_t off = 0; off < 64; off += 2) {
-            SCOPED_TRACE("row_bytes " + std::to_string(row_bytes) + " off " + std::to_string(off));
-            const auto *s = reinterpret_cast<const char *>(uintptr_t(1) << 20) + off;
-            const slab_split sp = split_slabs(s, row_bytes, 100000);
-            EXPECT_LE(sp.per * row_bytes, slab_bytes);
-            EXPECT_GE(sp.first, 1);
-            EXPECT_LE(sp.first, sp.per);
-            if (!aligned) {
-                EXPECT_EQ(sp.per, fit);
-                continue;
-            }
-            EXPECT_EQ(sp.per * row_bytes % 64, 0);
-            EXPECT_GT(2 * sp.per, fit);
-            if (off % grid == 0) {
-                EXPECT_EQ((off + sp.first * row_bytes) % 64, 0);
-            }
-        }
-        // Fewer outputs than the line pattern: one slab, whole.
-        const slab_split few = split_slabs(reinterpret_cast<const char *>(4096 + 16), row_bytes, 1);
-        EXPECT_GE(few.first, 1);
-    }
-    if (max_isa() == isa_t::none) return;
-    EXPECT_TRUE(plan_on_two(make_problem(data_type::f32, {1, 8, 1001, 37}, 0b1010)).slab_code);
-    EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {1, 8, 1001, 37}, 0b1010)).slab_code);
-}
-
-// Vertical over rows of few columns one after another (under 64 bytes a
-// row, or not a whole number of vectors) takes a period of whole vectors
-// (at least 4 where it can: lcm(3, 16) = 48 -> 96) and folds it; not
-// with whole vectors of 64 bytes or more, rows padded, or too few rows.
-TEST(JitPlan, FewColumnsTakeAPeriod) {
-    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const bool z = max_isa() == isa_t::avx512_core;
-    const plan three = plan_on_two(make_problem(data_type::f32, {100000, 3}, 1));
-    ASSERT_TRUE(three.period_code);
-    EXPECT_EQ(three.period, z ? 96 : 48);
-    EXPECT_EQ(three.period_code->cfg.family, family_t::vert_reg);
-    EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 7}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 16}, 1)).period_code);
-    // Under 64 bytes a row: 16-bit rows of 16 and 24 columns too.
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {100000, 16}, 1)).period, z ? 64 : 32);
-    EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 24}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 32}, 1)).period_code);
-    // Past 256 elements for lcm(columns, vector): as many whole rows as
-    // 16 vectors hold, the last vector masked (AVX-512 only).
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 49}, 1)).period, z ? 245 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 100}, 1)).period, z ? 200 : 0);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 48}, 1)).period_code);
-    // 256-511 columns (AVX-512): register columns 256 at a time, the
-    // tiles the rest.
-    EXPECT_EQ(bool(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1)).chunk_code), z);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 600}, 1)).chunk_code);
-    // 16-bit rows of 512 columns to 2 KiB (AVX-512): the tiles over as
-    // many whole rows as 16 KiB hold (10 of 784).
-    const plan wide = plan_on_two(make_problem(data_type::bf16, {100000, 784}, 1));
-    EXPECT_EQ(wide.period, z ? 7840 : 0);
-    if (z) {
-        ASSERT_TRUE(wide.period_code);
-        EXPECT_EQ(wide.period_code->cfg.family, family_t::vert_tile);
-    }
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
-}
-
-// NCHW reducing C and W of small maps: src is one [C x H*W] block per
-// N, so two stages, the first over the block's H*W columns by a period
-// (5 rows of 49 under 16 vectors; 196 columns one row a period).
-TEST(JitPlan, SmallMapsReduceChannelsByAPeriod) {
-    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const bool z = max_isa() == isa_t::avx512_core;
-    const plan seven = plan_on_two(make_problem(data_type::bf16, {4, 2048, 7, 7}, 0b1010));
-    ASSERT_TRUE(seven.slab_code);
-    EXPECT_EQ(seven.period, z ? 245 : 0);
-    const plan fourteen = plan_on_two(make_problem(data_type::f32, {4, 512, 14, 14}, 0b1010));
-    ASSERT_TRUE(fourteen.slab_code);
-    EXPECT_EQ(fourteen.period, z ? 196 : 0);
-    // 5 x 3 maps: lcm(15, 16) = 240 columns; AVX2's lcm(15, 8) = 120
-    // passes its 8 vectors.
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5, 400, 5, 3}, 0b1010)).period, z ? 240 : 0);
 }
 
 // A two-level plan combines its chunks' partials with a vertical tile
