@@ -1,0 +1,240 @@
+// run_range.hpp: the kernel calls for a range of outputs.
+#include "backend/jit/run_range.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/jit/jit_config.hpp"
+#include "backend/jit/transpose.hpp"
+
+namespace crest::impl::jit {
+
+red_ranges full_ranges(const plan &P) {
+    red_ranges R;
+    for (int k = 0; k < P.nextra; ++k) { R.lo[k] = 0; R.hi[k] = P.extra[k].n; }
+    R.lo[P.nextra] = 0;
+    R.hi[P.nextra] = P.rows.n;
+    R.lo[P.nextra + 1] = 0;
+    R.hi[P.nextra + 1] = P.n;
+    return R;
+}
+
+namespace {
+
+// A vertical call over plan::period_code's rows (a.ncols columns, the
+// period's, rows one after another): per outer index the rows a period
+// at a time into a stack buffer, the rows left over after them, then
+// `narrow` (the plan's vertical kernel) folds the buffer into dst,
+// accumulating as the call asked.
+void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
+    alignas(64) char buf[2 * max_period_bytes];
+    const int64_t c = a.ncols, L = P.period, per = L / c, esz = P.esz;
+    const auto *src = static_cast<const char *>(a.src);
+    auto *dst = static_cast<char *>(a.dst);
+    for (int64_t o = 0; o < a.n_outer; ++o) {
+        const char *s = src + o * a.outer_src_stride;
+        char *d = dst + o * a.outer_dst_stride;
+        const int64_t wide = a.rows / per, left = a.rows - wide * per;
+        const char *from = s;
+        int64_t rows = a.rows;
+        if (wide > 0) {
+            const vert_call w {s, buf, L, wide, L * esz, 0, 1, 0, 0, a.scratch, a.modes};
+            P.period_code->fn(&w);
+            std::memcpy(buf + L * esz, s + wide * L * esz, size_t(left * c * esz));
+            from = buf;
+            rows = per + left;
+        }
+        const vert_call f {from, d, c, rows, c * esz, a.accumulate, 1, 0, 0, a.scratch, a.modes};
+        narrow(&f);
+    }
+}
+
+// A vertical call by plan::chunk_code 256 columns at a time, the rest
+// by `fn` (the plan's kernel).
+void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
+    vert_call c = a;
+    int64_t done = 0;
+    for (; done + max_period <= a.ncols; done += max_period) {
+        c.src = static_cast<const char *>(a.src) + done * P.esz;
+        c.dst = static_cast<char *>(a.dst) + done * P.esz;
+        c.ncols = max_period;
+        P.chunk_code->fn(&c);
+    }
+    if (done == a.ncols) return;
+    c.src = static_cast<const char *>(a.src) + done * P.esz;
+    c.dst = static_cast<char *>(a.dst) + done * P.esz;
+    c.ncols = a.ncols - done;
+    fn(&c);
+}
+
+// All reduced dims in R for cnt outputs (inner) / columns (vertical) that
+// start at s and d; extra reduced dims accumulate through d.
+// Vertical plans may pass n_outer > 1: that many slices of the innermost
+// outer dim (strides oss, ods) in one call, and a tile scratch.
+void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
+        int64_t cnt, int64_t jds, const red_ranges &R, void *scratch, lane_modes16 *modes,
+        int64_t n_outer = 1, int64_t oss = 0, int64_t ods = 0) {
+    const int re = P.nextra;
+    const int64_t rows = R.hi[re] - R.lo[re];
+    s += R.lo[re] * P.rows.ss;
+    const int64_t n = R.hi[re + 1] - R.lo[re + 1];
+    if (P.kind == plan_kind::inner) s += R.lo[re + 1] * P.esz;
+    int64_t ridx[max_dims];
+    int64_t off = 0;
+    for (int k = 0; k < re; ++k) {
+        ridx[k] = R.lo[k];
+        off += ridx[k] * P.extra[k].ss;
+    }
+    bool acc = false;
+    for (;;) {
+        if (P.kind == plan_kind::inner) {
+            const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
+            fn(&a);
+        } else {
+            const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
+                    modes};
+            if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
+            else if (P.chunk_code && cnt >= max_period) run_chunks(P, fn, a);
+            else fn(&a);
+        }
+        acc = true;
+        int k = re - 1;
+        for (; k >= 0; --k) {
+            ++ridx[k];
+            off += P.extra[k].ss;
+            if (ridx[k] < R.hi[k]) break;
+            off -= (ridx[k] - R.lo[k]) * P.extra[k].ss;
+            ridx[k] = R.lo[k];
+        }
+        if (k < 0) break;
+    }
+}
+
+// Columns contiguous in src, scattered in dst (a transposed output): the
+// vertical kernel fills a buffer of this size, then runs along the
+// innermost sub-dim copy it out.
+constexpr int scatter_bytes = 16 * 1024;
+
+template <typename T>
+void scatter_run(char *d, int64_t ds, const char *buf, int64_t n) {
+    const T *b = reinterpret_cast<const T *>(buf);
+    for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * ds, b + i, sizeof(T));
+}
+
+void scatter_sub(const plan &P, char *d, const char *buf, int64_t dsz,
+        int64_t j0, int64_t cnt) {
+    const loop_dim &in = P.jsub[P.njsub - 1];
+    int64_t k = j0 % in.n;
+    odometer od(P.jsub, P.njsub - 1, j0 / in.n);
+    while (cnt > 0) {
+        const int64_t run = std::min(in.n - k, cnt);
+        char *to = d + od.doff + k * in.ds;
+        if (dsz == 4) scatter_run<uint32_t>(to, in.ds, buf, run);
+        else scatter_run<uint16_t>(to, in.ds, buf, run);
+        buf += run * dsz;
+        cnt -= run;
+        k = 0;
+        od.next();
+    }
+}
+
+// Two-stage inner plan (plan::slab_code), cnt outputs from s / d: per
+// group of outputs that fills the scratch, the vertical kernel maxes their
+// contiguous elements over all rows (src in memory order), then the inner
+// kernel reduces each output's short row of the scratch. Full ranges only
+// (no two-level split, no extra dims).
+void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t cnt,
+        void *tile_scratch, lane_modes16 *modes) {
+    alignas(64) char scratch[slab_bytes];
+    const int64_t row_bytes = P.n * P.esz;
+    const slab_split split = split_slabs(s, row_bytes, cnt);
+    for (int64_t c0 = 0; c0 < cnt;) {
+        const int64_t c = std::min(c0 == 0 ? split.first : split.per, cnt - c0);
+        const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
+                tile_scratch, modes};
+        if (P.period_code && c == P.jd.n) run_periodic(P, P.slab_code->fn, v);
+        else P.slab_code->fn(&v);
+        const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};
+        D.fn(&in);
+        c0 += c;
+    }
+}
+
+} // namespace
+
+// Outputs [b, e) in the flat order (outer dims, then jd).
+void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
+        int64_t e, const red_ranges &R, void *scratch) {
+    if (b >= e) return;
+    int64_t idx[max_dims];
+    int64_t j = b % P.jd.n, o = b / P.jd.n;
+    for (int k = P.nouter - 1; k >= 0; --k) {
+        idx[k] = o % P.outer[k].n;
+        o /= P.outer[k].n;
+    }
+    const bool scatter = D.sub || (P.kind == plan_kind::vertical && D.jds != D.dsz);
+    lane_modes16 modes;
+    while (b < e) {
+        const int64_t cnt = std::min(P.jd.n - j, e - b);
+        const char *s = src + j * P.jd.ss;
+        char *d = D.base + (D.sub ? 0 : j * D.jds);
+        for (int k = 0; k < P.nouter; ++k) {
+            s += idx[k] * P.outer[k].ss;
+            d += idx[k] * D.ods[k];
+        }
+        // Whole slices of the innermost outer dim go to the vertical kernel
+        // in one call: fewer calls, and extra reduced dims (looped around
+        // the call) then walk src in memory order.
+        const int io = P.nouter - 1;
+        int64_t slices = 1;
+        if (!scatter && P.kind == plan_kind::vertical && io >= 0 && j == 0)
+            slices = std::min((e - b) / P.jd.n, P.outer[io].n - idx[io]);
+        if (P.slab_code) {  // inner plans: never scattered
+            run_slabs(P, D, s, d, cnt, scratch, &modes);
+        } else if (slices > 1) {
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, &modes, slices,
+                    P.outer[io].ss, D.ods[io]);
+            b += (slices - 1) * P.jd.n;
+            idx[io] += slices - 1;
+        } else if (!scatter) {
+            run_reduction(P, D.fn, s, d, cnt, D.jds, R, scratch, &modes);
+        } else {
+            // The vertical kernel writes contiguous columns: go through a
+            // small buffer and scatter along the dst stride.
+            // Placed as the tile scratch is (2 KiB off src in the 4 KiB
+            // pattern): the kernel's last pass writes it.
+            alignas(4096) char buf_room[scatter_bytes + 4096];
+            char *buf = buf_room + ((reinterpret_cast<uintptr_t>(s) + 2048) & (4096 - 64));
+            int64_t tile = scatter_bytes / D.dsz;
+            const int64_t cn = P.jsub[P.njsub - 1].n;
+            // [positions][channels] to channel-major with positions
+            // contiguous in dst: 16x16 transposes (whole positions only).
+            const bool by_transpose = D.sub && P.njsub == 2 && D.dsz == 4
+                    && P.jsub[0].ds == 4 && cn <= tile;
+            if (by_transpose) tile = tile / cn * cn;
+            for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
+                const int64_t c = std::min<int64_t>(cnt - c0, tile);
+                run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch, &modes);
+                if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
+                    const int64_t next = std::min<int64_t>(cnt - c0 - c, tile);
+                    transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
+                            d + (j + c0) / cn * 4, P.jsub[1].ds,
+                            P.isa == isa_t::avx512_core ? 16 : 8, next / cn);
+                } else if (D.sub) {
+                    scatter_sub(P, d, buf, D.dsz, j + c0, c);
+                } else {
+                    for (int64_t i = 0; i < c; ++i)
+                        std::memcpy(d + (c0 + i) * D.jds, buf + i * D.dsz, D.dsz);
+                }
+            }
+        }
+        b += cnt;
+        j = 0;
+        for (int k = P.nouter - 1; k >= 0; --k) {
+            if (++idx[k] < P.outer[k].n) break;
+            idx[k] = 0;
+        }
+    }
+}
+
+} // namespace crest::impl::jit
