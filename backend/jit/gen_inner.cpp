@@ -54,7 +54,7 @@ private:
         mov(reg_dst, ARG(dst));
         mov(reg_nout, ARG(n_out));
         Label l_done;
-        // AVX2 has no masked tail: blocks only for whole vectors (plan.cpp).
+        // AVX2 has no masked tail: blocks only for whole vectors (plan_kernels.cpp).
         const bool with_blocks = cfg_.block_n > 0 && (is512() || cfg_.block_n % vlen() == 0);
         if (tiny_rows_fit()) tiny_rows();
         if (with_blocks) blocks();

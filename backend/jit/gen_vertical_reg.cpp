@@ -175,7 +175,7 @@ private:
     // tiles had) held channels-last 32x64x56x56 axes 2,3 on Zen 4 at
     // 85-88% of the roofline, 99% without (from memory, 196 MiB, they
     // were 2-3 points ahead: 102% against 99-100%). AVX2 (whole vectors
-    // only, plan.cpp) had the NaN-aware max itself.
+    // only, plan_kernels.cpp) had the NaN-aware max itself.
     void rows_flagged() {
         rows([&](int set, bool) {
                     for (int i = 0; i < nv(); ++i) {

@@ -44,7 +44,7 @@ struct kernel_config {
     // the skewed rows give both statistics the vector from memory (two L1
     // reads, no register between), as the prefetching tiles do: fewer
     // instructions waiting on each load where the rows stream from beyond
-    // L2 (plan.cpp, fused_loads16).
+    // L2 (plan_kernels.cpp, fused_loads16).
     bool fused16 = false;
 
     auto tie() const {

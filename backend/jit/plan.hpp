@@ -119,7 +119,7 @@ struct plan {
     std::shared_ptr<const generated_code> period_code;
 
     // vertical over rows that follow one another, a few hundred columns
-    // wide (see plan.cpp): chunk_code, a register-column kernel, takes
+    // wide (see plan_kernels.cpp): chunk_code, a register-column kernel, takes
     // the columns 256 at a time, `code` the rest. Null: `code` alone.
     std::shared_ptr<const generated_code> chunk_code;
 
@@ -146,6 +146,11 @@ struct slab_split {
     int64_t per = 0, first = 0;
 };
 slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt);
+
+// With P's loops set (make_plan), P's kernels: code and, as the problem
+// asks, slab_code, combine_code, period_code, chunk_code, and the tile
+// scratch they take (plan_kernels.cpp).
+void choose_kernels(plan &P, isa_t isa);
 
 // Builds the plan; returns false with *why_not when the problem cannot be
 // run (ISA none, unsupported dtype, bad strides).

@@ -19,7 +19,7 @@ struct config_case {
     bool fused16 = false;
 };
 
-// What plan.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
+// What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: whole vectors); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching.
 std::vector<config_case> plannable_configs() {

@@ -425,7 +425,7 @@ TEST(JitPlan, InlineBelowOneMiB) {
 }
 
 // Vertical tiles and inner rows prefetch only when src is at least the
-// L3's size (plan.cpp): from the L3 the prefetch costs. 16-bit tiles from
+// L3's size (plan_kernels.cpp): from the L3 the prefetch costs. 16-bit tiles from
 // half of it. The slab stage of a two-stage inner plan follows the rule of
 // the tiles.
 TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
@@ -488,7 +488,7 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
 
 // AVX-512's 16-bit tiles fuse their skewed loads into both statistics
 // from half the L3's size on where rows lie a multiple of 64 bytes apart
-// (plan.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
+// (plan_kernels.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
 // 6272 B apart), not over rows 6200 B apart, nor below the size, nor
 // f32, nor on AVX2; the two-stage plans' slab tiles follow the rule.
 TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {

@@ -1,0 +1,229 @@
+// make_plan's second half (plan.hpp, choose_kernels): with the plan's
+// loops set, which generated kernels run them. The thresholds come from
+// same-run A/Bs on the machines the comments name.
+#include "backend/jit/plan.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+
+#include "backend/jit/generators.hpp"
+#include "backend/jit/isa.hpp"
+
+namespace crest::impl::jit {
+
+namespace {
+
+// The widest rows (columns) that plan::chunk_code takes.
+constexpr int64_t chunk_cols_max = 511;
+
+// How a plan's kernels read src: one stream a thread (long inner rows) or
+// many (vertical tiles, one per row of a pass); for the last, AVX-512's
+// 16-bit tiles whose passes take 16 rows, each at least a tile's width
+// from the next.
+enum class streams { one, many, many_16bit_far };
+
+// Whether the kernels should prefetch src, as when it streams from memory:
+// too big to stay in the L3 from one call to the next (which other data
+// shares). There software prefetching helps, from the L3 it costs
+// (gen_vertical.cpp, gen_inner.cpp). At exactly the L3's size it still
+// helped the vertical tiles, many streams a thread (f16 4096x4096 axis 2
+// on Zen 4: 57% -> 60%, session 12 68-71% -> 78-79%), and cost the inner
+// rows, one stream a thread (bf16 4096x4096 axis 3: 72-86% without, 63-78%
+// with): those take it only past the L3's size.
+// AVX-512's 16-bit tiles over rows far apart take it from half the L3's
+// size: there their two statistics per load, which wait on it, kept too
+// few loads in flight (session 13, % of the roofline without -> with:
+// bf16 and f16 channels-last 48x64x56x56 and 64x64x56x56 axis 0, 18-25
+// MiB, 51-70 -> 71-84; f16 1x96x400x256 and 1x48x512x384 axis 1 67-75 ->
+// 79-83), while at 12.5 MiB it still cost 12 points. Rows close together
+// or few (bf16 2048x4096 axis 0, 4x2048x1024 axis 0), the two-stage inner
+// plans and the f32 tiles lost or gained nothing there, and AVX2's 16-bit
+// tiles (passes of 4 rows, not skewed) lost 5-7 points. Small problems
+// never ask for the L3's size (a file read, once per process).
+bool prefetch_src(int64_t src_bytes, streams kind) {
+    constexpr int64_t unknown_l3 = 32 << 20;
+    if (src_bytes <= (1 << 20)) return false;
+    const int64_t l3_bytes = l3_cache_bytes();
+    const int64_t l3 = l3_bytes > 0 ? l3_bytes : unknown_l3;
+    switch (kind) {
+        case streams::one: return src_bytes > l3;
+        case streams::many: return src_bytes >= l3;
+        case streams::many_16bit_far: return src_bytes >= l3 / 2;
+    }
+    return false;
+}
+
+// AVX-512's 16-bit tiles in passes of 16 rows (kernel_config::fused16):
+// from half the L3's size on, where the rows lie a multiple of 64 bytes
+// apart, the skewed loads go straight into both statistics, as the
+// prefetching tiles' do. Zen 4, same-run A/Bs, % of the roofline,
+// register -> fused: bf16 64x64x56x56 axis 1 (rows 6272 B apart) 56-73 ->
+// 79-92, f16 66 -> 77; f16 16x64x112x112 axis 1 68-71 -> 78-84; bf16
+// 2600x4800 axis 0 73-76 -> 84-85; bf16 3072x4096 axis 0 (8 KiB) 69-70 ->
+// 80, f16 70 -> 80; channels-last axis 2 (7168 B) bf16 67 -> 73-75, f16
+// 69-73 -> 74-76; f16 48x64x64x64 axis 1 67-68 -> 67-70. From the L3 (f16
+// 1x128x160x160 axis 1, 6 MiB) it cost 90 -> 86, and over rows not
+// 64-byte aligned (bf16 1x128x150x150 axis 1) 86 -> 61: each second
+// read splits a line there.
+bool fused_loads16(const plan &P, isa_t isa) {
+    return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.rows.n >= 16
+            && P.rows.ss % 64 == 0 && prefetch_src(P.src_bytes, streams::many_16bit_far);
+}
+
+// Whether output o of the flat order (flat_output_dims) sits at o
+// elements from dst's start.
+bool dst_dense_in_flat_order(const plan &P) {
+    loop_dim dims[2 * max_dims];
+    int64_t want = P.esz;
+    for (int k = flat_output_dims(P, dims) - 1; k >= 0; --k) {
+        if (dims[k].n != 1 && dims[k].ds != want) return false;
+        want *= dims[k].n;
+    }
+    return true;
+}
+
+// A vertical tile kernel of the plan's ISA and dtype.
+kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 = false) {
+    kernel_config c;
+    c.isa = isa;
+    c.family = family_t::vert_tile;
+    c.src_dt = c.dst_dt = dt;
+    c.unroll = 1;
+    c.prefetch = prefetch;
+    c.fused16 = fused16;
+    return c;
+}
+
+// Rows of under 64 bytes, or not a whole number of vectors, one after
+// another: the columns repeat every lcm(jd.n, vector) elements, so a
+// register-column kernel over rows of that many (at least 4 vectors
+// where it can) reads whole vectors, and a fold of the period's rows
+// gives the columns. Where the lcm passes 16 vectors, AVX-512 takes as
+// many whole rows as 16 vectors hold, the last vector masked. Zen 4,
+// 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
+// 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
+// columns +2 to +7%.
+void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile) {
+    const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
+    const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
+    const bool narrow_is_reg = !tile;
+    const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
+    if (P.rows.ss != c * P.esz) return;
+    if (!few) {
+        // Rows of 512 columns to 2 KiB, for a tile kernel: as many whole
+        // rows a period as max_period_bytes hold, so that its passes take
+        // wide rows. A 16-bit tile of under 32 vectors barely fills its
+        // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1: 812-887
+        // -> 540-589 us); at 1568 columns, and for f32, no gain.
+        if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || c * P.esz >= 2048)
+            return;
+        const int64_t k = max_period_bytes / (c * P.esz);
+        if (P.rows.n < 4 * k) return;
+        P.period = k * c;
+        P.period_code = tile;
+        return;
+    }
+    int64_t period = std::lcm(c, vl);
+    if (period > max_vecs * vl) {
+        if (isa != isa_t::avx512_core) return;  // AVX2's register columns: whole vectors
+        period = max_vecs * vl / c * c;  // a masked last vector
+        // One row a period: only worth it where the plan's kernel is not
+        // a register-column one already (the two-stage plans' tiles).
+        if (period == c && narrow_is_reg) return;
+    }
+    while (period / vl < 4 && 2 * period <= max_vecs * vl) period *= 2;
+    if (P.rows.n * c < 4 * period) return;
+    kernel_config w;
+    w.isa = isa;
+    w.family = family_t::vert_reg;
+    w.src_dt = w.dst_dt = P.dt;
+    w.unroll = static_cast<int>((period + vl - 1) / vl);
+    P.period = period;
+    P.period_code = get_code(w);
+}
+
+} // namespace
+
+void choose_kernels(plan &P, isa_t isa) {
+    kernel_config cfg;
+    cfg.isa = isa;
+    cfg.family = P.kind == plan_kind::inner ? family_t::inner : family_t::vert_tile;
+    if (P.kind == plan_kind::vertical) {
+        const int vl = isa == isa_t::avx512_core ? 16 : 8;
+        const int max_vecs = isa == isa_t::avx512_core ? 16 : 8;
+        if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0)) {
+            cfg.family = family_t::vert_reg;
+            cfg.unroll = static_cast<int>((P.jd.n + vl - 1) / vl);
+            P.out_align = P.jd.n;  // the kernel takes whole column groups
+        }
+    }
+    cfg.src_dt = cfg.dst_dt = P.dt;
+    const bool far_rows_16bit = P.dt != data_type::f32 && isa == isa_t::avx512_core
+            && P.kind == plan_kind::vertical && P.rows.n >= 16
+            && P.rows.ss >= vertical_tile_bytes;
+    const bool from_memory = prefetch_src(P.src_bytes,
+            far_rows_16bit ? streams::many_16bit_far : streams::many);
+    // The prefetching tiles fuse their loads anyway: one config for both.
+    const bool fused16 = !from_memory && fused_loads16(P, isa);
+    if (P.kind == plan_kind::inner) {
+        // Enough accumulators to hide latency, few enough that folding them
+        // stays cheap next to a short row.
+        const int vl = isa == isa_t::avx512_core ? 16 : 8;
+        const int max_unroll = isa == isa_t::avx512_core ? 8 : 4;
+        const int64_t vecs = P.n / vl;
+        cfg.unroll = 2;
+        while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
+        if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
+            cfg.block_n = static_cast<int>(P.n);
+        cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
+    } else if (cfg.family != family_t::vert_reg) {
+        cfg = tile_config(isa, P.dt, from_memory, fused16);
+    }
+    P.code = get_code(cfg);
+    if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
+        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr);
+    // Rows of 256-511 columns one after another: a 16-bit tile of under
+    // 512 columns has no skewed block (16 vectors), and its straight
+    // passes keep three statistics and a running max per pass; register
+    // columns 256 at a time do better (Zen 4, 25 MiB, N x 128 x 300 axis
+    // 1: bf16 648 -> 330 us, f32 717-913 -> 488-506 us; from 512 columns
+    // on they lost, 1568: 316 -> 630 us).
+    if (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile
+            && isa == isa_t::avx512_core && P.njsub == 1 && P.jd.ss == P.esz
+            && P.rows.ss == P.jd.n * P.esz && P.jd.n <= chunk_cols_max) {
+        kernel_config w = cfg;
+        w.family = family_t::vert_reg;
+        w.unroll = static_cast<int>(max_period / 16);
+        w.prefetch = w.fused16 = false;
+        P.chunk_code = get_code(w);
+    }
+    // Short inner rows whose rows dim is far apart (more than a block of 16
+    // outputs): one block would read 16-output pieces of every row, as many
+    // streams as rows. Two stages read src in memory order instead.
+    const int64_t row_bytes = P.n * P.esz;
+    // Rows that follow the whole kept dim's block of short rows (NCHW
+    // reducing C and W of 7x7 maps: src is then one [C x H*W] block per
+    // N) go in two stages too, the first over that block's few columns
+    // by a period (plan_period).
+    const bool rows_after_block = P.rows.ss == P.jd.n * row_bytes;
+    if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
+            && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
+            && (P.rows.ss >= 16 * row_bytes || rows_after_block)) {
+        P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused16));
+        if (rows_after_block && P.jd.n * row_bytes <= slab_bytes)
+            plan_period(P, isa, P.jd.n * P.n, P.slab_code);
+    }
+    const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
+            || P.slab_code;
+    if (tiles && P.rows.n > 4) {
+        int64_t widest = P.slab_code ? slab_bytes : P.jd.n * P.esz;
+        if (P.period_code && P.period_code->cfg.family == family_t::vert_tile)
+            widest = std::max(widest, P.period * P.esz);
+        P.tile_scratch_bytes = std::min<int64_t>(widest, vertical_tile_bytes) + 4096;
+    }
+    if (P.two_level && dst_dense_in_flat_order(P))
+        P.combine_code = get_code(tile_config(isa, P.dt, false));
+}
+
+} // namespace crest::impl::jit
