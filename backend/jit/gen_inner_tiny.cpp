@@ -1,9 +1,10 @@
 // The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
-// AVX-512 rows of 2-16 elements (any dtype), one row per output, the rows
-// and dst contiguous. A block of 16 outputs would hold one short row per register
-// and fold 16 of them; here the rows stay in memory order instead, and
-// two-source permutes pair up elements of the same row, halving the lanes
-// per row at each step, until one vector holds the 16 outputs.
+// AVX-512 rows of 2-16 f32 or 2-31 bf16/f16 elements, one row per output,
+// the rows and dst contiguous. A block of 16 outputs would hold one short
+// row per register and fold 16 of them; here the rows stay in memory
+// order instead, and two-source permutes pair up elements of the same
+// row, halving the lanes per row at each step, until one vector holds a
+// vector of outputs (16 f32, 32 bf16/f16).
 #include "backend/jit/gen_inner_blocks.hpp"
 
 #include <algorithm>
@@ -72,7 +73,7 @@ void inner_blocks_generator::tiny_rows() {
         tables.push_back(e);
         tables.push_back(o);
     }
-    // At most 10 (16-bit rows of 17-32): zmm24-31, then zmm15 down.
+    // At most 10 (16-bit rows of 17-31): zmm24-31, then zmm15 down.
     const int ntab = static_cast<int>(tables.size());
     auto table_reg = [&](int t) { return t < 8 ? vmm(31 - t) : vmm(15 - (t - 8)); };
     const Xmm a = vmm(16), b = vmm(17), t = vmm(18);

@@ -53,18 +53,12 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
 // by `fn` (the plan's kernel).
 void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
     vert_call c = a;
-    int64_t done = 0;
-    for (; done + max_period <= a.ncols; done += max_period) {
+    for (int64_t done = 0; done < a.ncols; done += max_period) {
         c.src = static_cast<const char *>(a.src) + done * P.esz;
         c.dst = static_cast<char *>(a.dst) + done * P.esz;
-        c.ncols = max_period;
-        P.chunk_code->fn(&c);
+        c.ncols = std::min(max_period, a.ncols - done);
+        (c.ncols == max_period ? P.chunk_code->fn : fn)(&c);
     }
-    if (done == a.ncols) return;
-    c.src = static_cast<const char *>(a.src) + done * P.esz;
-    c.dst = static_cast<char *>(a.dst) + done * P.esz;
-    c.ncols = a.ncols - done;
-    fn(&c);
 }
 
 // All reduced dims in R for cnt outputs (inner) / columns (vertical) that
