@@ -141,7 +141,10 @@ void run_slabs(const plan &P, const dst_view &D, const char *s, char *d, int64_t
         void *tile_scratch, lane_modes16 *modes) {
     alignas(64) char scratch[slab_bytes];
     const int64_t row_bytes = P.n * P.esz;
-    const slab_split split = split_slabs(s, row_bytes, cnt);
+    // A period over the kept dim's whole block (plan_kernels.cpp) takes
+    // it as one slab, wherever it starts; lines matter to the tiles only.
+    const slab_split split =
+            P.period_code ? slab_split {P.jd.n, P.jd.n} : split_slabs(s, row_bytes, cnt);
     for (int64_t c0 = 0; c0 < cnt;) {
         const int64_t c = std::min(c0 == 0 ? split.first : split.per, cnt - c0);
         const vert_call v {s + c0 * P.jd.ss, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
