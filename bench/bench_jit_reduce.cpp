@@ -244,6 +244,11 @@ CASE(l3_f16_4x64x64x64_a02, f16, {4, 64, 64, 64}, 0b0101, {});
 CASE(l3_bf16_4x64x64x64_a02, bf16, {4, 64, 64, 64}, 0b0101, {});
 CASE(l3_f16_1x1x1024x1024_a2, f16, {1, 1, 1024, 1024}, 0b0100, {});
 NEG_CASE(l3_f16_neg_1x1x1024x1024_a2, f16, {1, 1, 1024, 1024}, 0b0100, {});
+// Tiny inner rows (gen_inner_tiny.cpp): rows of 7 and 14 bytes-alike.
+CASE(l3_f32_4x2048x7x7_a3, f32, {4, 2048, 7, 7}, 0b1000, {});
+CASE(l3_f32_4x512x14x14_a3, f32, {4, 512, 14, 14}, 0b1000, {});
+CASE(l3_bf16_8x512x14x14_a3, bf16, {8, 512, 14, 14}, 0b1000, {});
+CASE(l3_bf16_8x2048x7x7_a3, bf16, {8, 2048, 7, 7}, 0b1000, {});
 NEG_CASE(l3_bf16_neg_8x32x64x64_a0, bf16, {8, 32, 64, 64}, 0b0001, {});
 
 // 256 MiB (200 MiB for channels-last): past what the L3 can serve, so the
