@@ -206,17 +206,21 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             const int64_t cn = P.jsub[P.njsub - 1].n;
             // [positions][channels] to channel-major with positions
             // contiguous in dst: 16x16 transposes (whole positions only).
-            const bool by_transpose = D.sub && P.njsub == 2 && D.dsz == 4
-                    && P.jsub[0].ds == 4 && cn <= tile;
+            const bool by_transpose = D.sub && P.njsub == 2 && P.jsub[0].ds == D.dsz
+                    && cn <= tile;
             if (by_transpose) tile = tile / cn * cn;
             for (int64_t c0 = 0; c0 < cnt; c0 += tile) {
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
                 run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch, &modes);
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
                     const int64_t next = std::min<int64_t>(cnt - c0 - c, tile);
-                    transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
-                            d + (j + c0) / cn * 4, P.jsub[1].ds,
-                            P.isa == isa_t::avx512_core ? 16 : 8, next / cn);
+                    const int lanes = P.isa == isa_t::avx512_core ? 16 : 8;
+                    if (D.dsz == 4)
+                        transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
+                                d + (j + c0) / cn * 4, P.jsub[1].ds, lanes, next / cn);
+                    else
+                        transpose_store_16(reinterpret_cast<const uint16_t *>(buf), c / cn,
+                                cn, d + (j + c0) / cn * 2, P.jsub[1].ds, lanes, next / cn);
                 } else if (D.sub) {
                     scatter_sub(P, d, buf, D.dsz, j + c0, c);
                 } else {

@@ -83,7 +83,72 @@ __attribute__((target("avx2,prfchw"))) void transpose8(const float *in, int64_t 
         for (int i = 0; i < 8; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
 }
 
+// 16-bit values: 2 * lanes positions of lanes channels. Words of
+// positions 2k and 2k + 1 pair up into dword k of each channel (so a
+// dword row is a channel's two positions), then the f32 transpose moves
+// the dwords: out row c holds positions 0 .. 2 * lanes - 1 in order, one
+// whole 64-byte (AVX-512) or 32-byte (AVX2) store. AVX-512: a row of 16
+// channels is a ymm; unpacking within its 128-bit lanes leaves channels
+// in the order of dword_channel16.
+constexpr int dword_channel16[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
+__attribute__((target("avx512f,avx512bw,prfchw"))) void transpose32x16_w(
+        const uint16_t *in, int64_t ld, char *out, int64_t c_stride, const char *ahead) {
+    alignas(64) float pairs[16 * 16];
+    for (int k = 0; k < 16; ++k) {
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + 2 * k * ld));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + (2 * k + 1) * ld));
+        const __m512i d = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(a, b)),
+                _mm256_unpackhi_epi16(a, b), 1);
+        _mm512_store_si512(pairs + 16 * k, d);
+    }
+    alignas(64) float cols[16 * 16];
+    transpose16(pairs, 16, reinterpret_cast<char *>(cols), 64, nullptr);
+    for (int j = 0; j < 16; ++j)
+        _mm512_storeu_ps(reinterpret_cast<float *>(out + dword_channel16[j] * c_stride),
+                _mm512_load_ps(cols + 16 * j));
+    if (ahead)
+        for (int i = 0; i < 16; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
+}
+
+// AVX2: 16 positions of 8 channels (a row is an xmm; channels stay in order).
+__attribute__((target("avx2,prfchw"))) void transpose16x8_w(
+        const uint16_t *in, int64_t ld, char *out, int64_t c_stride, const char *ahead) {
+    alignas(32) float pairs[8 * 8];
+    for (int k = 0; k < 8; ++k) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + 2 * k * ld));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + (2 * k + 1) * ld));
+        _mm_store_si128(reinterpret_cast<__m128i *>(pairs + 8 * k), _mm_unpacklo_epi16(a, b));
+        _mm_store_si128(reinterpret_cast<__m128i *>(pairs + 8 * k + 4), _mm_unpackhi_epi16(a, b));
+    }
+    transpose8(pairs, 8, out, c_stride, nullptr);
+    if (ahead)
+        for (int i = 0; i < 8; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
+}
+
+void scalar_block16(const uint16_t *buf, int64_t cn, int64_t p0, int64_t p1,
+        int64_t c0, int64_t c1, char *dst, int64_t c_stride) {
+    for (int64_t c = c0; c < c1; ++c)
+        for (int64_t p = p0; p < p1; ++p)
+            std::memcpy(dst + p * 2 + c * c_stride, buf + p * cn + c, 2);
+}
+
 } // namespace
+
+void transpose_store_16(const uint16_t *buf, int64_t m, int64_t cn, char *dst,
+        int64_t c_stride, int lanes, int64_t next_m) {
+    const int64_t w = lanes, pw = 2 * w, mw = m / pw * pw, cw = cn / w * w;
+    for (int64_t p = 0; p < mw; p += pw)
+        for (int64_t c = 0; c < cw; c += w) {
+            const uint16_t *in = buf + p * cn + c;
+            char *out = dst + p * 2 + c * c_stride;
+            const char *ahead = p < next_m ? out + m * 2 : nullptr;
+            if (w == 16) transpose32x16_w(in, cn, out, c_stride, ahead);
+            else transpose16x8_w(in, cn, out, c_stride, ahead);
+        }
+    scalar_block16(buf, cn, 0, mw, cw, cn, dst, c_stride);
+    scalar_block16(buf, cn, mw, m, 0, cn, dst, c_stride);
+}
 
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
         int64_t c_stride, int lanes, int64_t next_m) {

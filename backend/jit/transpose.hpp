@@ -1,6 +1,6 @@
 // Writing a transposed output: a vertical kernel leaves columns in src
 // order ([positions][channels], e.g. NHWC), dst wants them channel-major
-// (NCHW). Scalar stores to 16 different lines per position are what made
+// (NCHW), f32 or 16-bit. Scalar stores to 16 different lines per position are what made
 // such reductions slow; 16x16 (AVX-512) or 8x8 (AVX2) register transposes
 // store whole vectors.
 //
@@ -23,6 +23,12 @@ namespace crest::impl::jit {
 // checked the CPU. next_m: positions of the next chunk, which the caller
 // writes right after these m (dst + m * 4 on); 0 if none.
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
+        int64_t c_stride, int lanes, int64_t next_m);
+
+// The same for 16-bit values (bf16, f16): blocks of 2 * lanes positions
+// by lanes channels, so that each store is a whole 64-byte (AVX-512) or
+// 32-byte (AVX2) run of a channel's positions.
+void transpose_store_16(const uint16_t *buf, int64_t m, int64_t cn, char *dst,
         int64_t c_stride, int lanes, int64_t next_m);
 
 } // namespace crest::impl::jit
