@@ -121,9 +121,14 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
 
 // AVX-512, 16-bit rows of 32 to 64 elements, from the caches or from
 // memory (where the other blocks keep a check per vector): per 64 bytes
-// a signed 16-bit max of the raw bits into the output's accumulator and an
-// unsigned max into one of four chains, both from memory: two
-// instructions where the pairs take three (bf16) or four (f16). A row's
+// one load, a signed 16-bit max of the raw bits into the output's
+// accumulator and an unsigned max into one of four chains: three
+// instructions where the pairs take three (bf16) or four (f16). Both
+// maxes from memory read each vector twice, and rows that are not whole
+// lines (56 elements: 112 bytes) split most loads across two lines: the
+// loads were the limit there (Zen 4, same-run A/Bs: bf16 and f16
+// 64x64x56x56 axis 3 268 -> 253 and 254 -> 218 us; rows of 64 and 48
+// gained 5-10% too). A row's
 // last vector ends at its last element, overlapping the one before (a max
 // takes a value twice harmlessly), so no load is masked. The signed max of
 // sign-magnitude bits is the max where a row saw a value >= +0, positive
@@ -146,9 +151,11 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     int c = 0;
     auto take = [&](int k, int off, bool first) {
         const Address a = addr_bytes(k, off);
-        if (first) vmovdqu32(acc_of(k), a);
-        else vpmaxsw(acc_of(k), acc_of(k), a);
-        vpmaxuw(word_chain(c), word_chain(c), a);
+        const Xmm x = vmm(16 + c % 4);
+        vmovdqu16(x, a);
+        if (first) vmovdqa32(acc_of(k), x);
+        else vpmaxsw(acc_of(k), acc_of(k), x);
+        vpmaxuw(word_chain(c), word_chain(c), x);
         ++c;
     };
     if (one_row) {
