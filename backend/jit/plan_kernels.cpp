@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <tuple>
 
 #include "backend/jit/generators.hpp"
 #include "backend/jit/isa.hpp"
@@ -104,6 +105,22 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
+// How many rows of row_bytes a tile's period takes (at most
+// max_period_bytes): first a period of whole lines, so that no pass splits
+// its loads; then no rows left over, which the plan's own kernel would
+// fold one by one; then the most. Zen 4, same-run A/Bs, 25 MiB, 128 rows
+// of 784 columns: 10 rows a period (8 left over) read f16 at 236 us, 4
+// or 8 rows at 171 us; bf16 608-632 -> 477-519 us (4 rows), 330 us (8).
+int64_t rows_a_period(int64_t rows, int64_t row_bytes) {
+    int64_t best = 2;
+    auto score = [&](int64_t k) {
+        return std::make_tuple((k * row_bytes) % 64 == 0, -(rows % k), k);
+    };
+    for (int64_t k = 3; k * row_bytes <= max_period_bytes; ++k)
+        if (score(k) > score(best)) best = k;
+    return best;
+}
+
 void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
@@ -111,14 +128,14 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
     const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
     if (P.rows.ss != c * P.esz) return;
     if (!few) {
-        // Rows of 512 columns to 2 KiB, for a tile kernel: as many whole
-        // rows a period as max_period_bytes hold, so that its passes take
-        // wide rows. A 16-bit tile of under 32 vectors barely fills its
+        // Rows of 512 columns to 2 KiB, for a tile kernel: several whole
+        // rows a period (rows_a_period), so that its passes take wide
+        // rows. A 16-bit tile of under 32 vectors barely fills its
         // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1: 812-887
         // -> 540-589 us); at 1568 columns, and for f32, no gain.
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || c * P.esz >= 2048)
             return;
-        const int64_t k = max_period_bytes / (c * P.esz);
+        const int64_t k = rows_a_period(P.rows.n, c * P.esz);
         if (P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
