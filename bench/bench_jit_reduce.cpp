@@ -254,7 +254,8 @@ CASE(l3_bf16_8x2048x7x7_a3, bf16, {8, 2048, 7, 7}, 0b1000, {});
 // Channel maxes of small maps (16-bit: tiles over periods of rows).
 CASE(l3_f32_4x128x28x28_a1, f32, {4, 128, 28, 28}, 0b0010, {});
 CASE(l3_bf16_8x128x28x28_a1, bf16, {8, 128, 28, 28}, 0b0010, {});
-// 16-bit channels-last batch reduced (tiles over rows far apart).
+// Channels-last src, batch reduced, dense NCHW dst: the 16-bit transposed
+// output (transpose.cpp).
 CASE(l3_bf16_nhwc_4x64x56x56_a0, bf16, {4, 64, 56, 56}, 0b0001, {0, 2, 3, 1});
 NEG_CASE(l3_bf16_neg_8x32x64x64_a0, bf16, {8, 32, 64, 64}, 0b0001, {});
 
