@@ -13,11 +13,12 @@ namespace crest::impl::jit {
 
 namespace {
 
-void scalar_block(const float *buf, int64_t cn, int64_t p0, int64_t p1,
-        int64_t c0, int64_t c1, char *dst, int64_t c_stride) {
+template <typename T>
+void scalar_block(const T *buf, int64_t cn, int64_t p0, int64_t p1, int64_t c0, int64_t c1,
+        char *dst, int64_t c_stride) {
     for (int64_t c = c0; c < c1; ++c)
         for (int64_t p = p0; p < p1; ++p)
-            std::memcpy(dst + p * 4 + c * c_stride, buf + p * cn + c, 4);
+            std::memcpy(dst + p * sizeof(T) + c * c_stride, buf + p * cn + c, sizeof(T));
 }
 
 // 16 rows of 16 floats (row r at in + r * ld) to 16 columns: out row i
@@ -126,43 +127,35 @@ __attribute__((target("avx2,prfchw"))) void transpose16x8_w(
         for (int i = 0; i < 8; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
 }
 
-void scalar_block16(const uint16_t *buf, int64_t cn, int64_t p0, int64_t p1,
-        int64_t c0, int64_t c1, char *dst, int64_t c_stride) {
-    for (int64_t c = c0; c < c1; ++c)
-        for (int64_t p = p0; p < p1; ++p)
-            std::memcpy(dst + p * 2 + c * c_stride, buf + p * cn + c, 2);
+// Blocks of pw positions by cw channels through block(in, ld, out,
+// c_stride, ahead); the positions and channels past whole blocks one value
+// at a time.
+template <typename T, typename Block>
+void store_blocks(const T *buf, int64_t m, int64_t cn, char *dst, int64_t c_stride,
+        int64_t pw, int64_t cw, int64_t next_m, Block block) {
+    const int64_t mw = m / pw * pw, cn_w = cn / cw * cw;
+    for (int64_t p = 0; p < mw; p += pw)
+        for (int64_t c = 0; c < cn_w; c += cw) {
+            char *out = dst + p * int64_t(sizeof(T)) + c * c_stride;
+            const char *ahead = p < next_m ? out + m * int64_t(sizeof(T)) : nullptr;
+            block(buf + p * cn + c, cn, out, c_stride, ahead);
+        }
+    scalar_block(buf, cn, 0, mw, cn_w, cn, dst, c_stride);
+    scalar_block(buf, cn, mw, m, 0, cn, dst, c_stride);
 }
 
 } // namespace
 
 void transpose_store_16(const uint16_t *buf, int64_t m, int64_t cn, char *dst,
         int64_t c_stride, int lanes, int64_t next_m) {
-    const int64_t w = lanes, pw = 2 * w, mw = m / pw * pw, cw = cn / w * w;
-    for (int64_t p = 0; p < mw; p += pw)
-        for (int64_t c = 0; c < cw; c += w) {
-            const uint16_t *in = buf + p * cn + c;
-            char *out = dst + p * 2 + c * c_stride;
-            const char *ahead = p < next_m ? out + m * 2 : nullptr;
-            if (w == 16) transpose32x16_w(in, cn, out, c_stride, ahead);
-            else transpose16x8_w(in, cn, out, c_stride, ahead);
-        }
-    scalar_block16(buf, cn, 0, mw, cw, cn, dst, c_stride);
-    scalar_block16(buf, cn, mw, m, 0, cn, dst, c_stride);
+    if (lanes == 16) store_blocks(buf, m, cn, dst, c_stride, 32, 16, next_m, transpose32x16_w);
+    else store_blocks(buf, m, cn, dst, c_stride, 16, 8, next_m, transpose16x8_w);
 }
 
 void transpose_store_f32(const float *buf, int64_t m, int64_t cn, char *dst,
         int64_t c_stride, int lanes, int64_t next_m) {
-    const int64_t w = lanes, mw = m / w * w, cw = cn / w * w;
-    for (int64_t p = 0; p < mw; p += w)
-        for (int64_t c = 0; c < cw; c += w) {
-            const float *in = buf + p * cn + c;
-            char *out = dst + p * 4 + c * c_stride;
-            const char *ahead = p < next_m ? out + m * 4 : nullptr;
-            if (w == 16) transpose16(in, cn, out, c_stride, ahead);
-            else transpose8(in, cn, out, c_stride, ahead);
-        }
-    scalar_block(buf, cn, 0, mw, cw, cn, dst, c_stride);
-    scalar_block(buf, cn, mw, m, 0, cn, dst, c_stride);
+    if (lanes == 16) store_blocks(buf, m, cn, dst, c_stride, 16, 16, next_m, transpose16);
+    else store_blocks(buf, m, cn, dst, c_stride, 8, 8, next_m, transpose8);
 }
 
 } // namespace crest::impl::jit
