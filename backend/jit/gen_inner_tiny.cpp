@@ -141,27 +141,22 @@ void inner_blocks_generator::tiny_rows() {
             free_regs.pop_back();
             const Address first = ptr[reg_src + w * window_bytes];
             const Address second = ptr[reg_src + w * window_bytes + s.second_at() * esz];
+            // One load of each (most windows split lines: f32's second
+            // read of each, as a permute's memory operand, was its limit
+            // at 4.2 cycles per 64 bytes).
+            vmovdqu32(a, first);
+            vmovdqu32(b, second);
             if (raw16()) {
-                vmovdqu16(a, first);
-                vmovdqu16(b, second);
                 vpmaxuw(chain0, chain0, a);
                 vpmaxuw(chain1, chain1, b);
                 if (keys) {
                     to_key16(a, t, abs_mask);
                     to_key16(b, t, abs_mask);
                 }
-                vmovdqa32(acc, a);
-                permute(acc, 0, b);
-                permute(a, 1, b);
-            } else {
-                // One load of each (most windows split lines: a second
-                // read of each was the limit, 4.2 cycles per 64 bytes).
-                vmovups(a, first);
-                vmovups(b, second);
-                vmovaps(acc, a);
-                permute(acc, 0, b);
-                permute(a, 1, b);
             }
+            vmovdqa32(acc, a);
+            permute(acc, 0, b);
+            permute(a, 1, b);
             max(acc, a);
             stack.push_back({acc, 0});
             // Merges: two operands of rows x p partials into one of
