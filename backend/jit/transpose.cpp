@@ -89,27 +89,22 @@ __attribute__((target("avx2,prfchw"))) void transpose8(const float *in, int64_t 
 // dword row is a channel's two positions), then the f32 transpose moves
 // the dwords: out row c holds positions 0 .. 2 * lanes - 1 in order, one
 // whole 64-byte (AVX-512) or 32-byte (AVX2) store. AVX-512: a row of 16
-// channels is a ymm; unpacking within its 128-bit lanes leaves channels
-// in the order of dword_channel16.
-constexpr int dword_channel16[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
-
+// channels is a ymm, whose 128-bit lanes the unpacks keep apart; its
+// quarters go in the order 0, 2, 1, 3 first, so that the low unpacks take
+// channels 0-7 and the high ones 8-15.
 __attribute__((target("avx512f,avx512bw,prfchw"))) void transpose32x16_w(
         const uint16_t *in, int64_t ld, char *out, int64_t c_stride, const char *ahead) {
     alignas(64) float pairs[16 * 16];
     for (int k = 0; k < 16; ++k) {
-        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + 2 * k * ld));
-        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + (2 * k + 1) * ld));
+        const __m256i a = _mm256_permute4x64_epi64(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + 2 * k * ld)), 0xd8);
+        const __m256i b = _mm256_permute4x64_epi64(
+                _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + (2 * k + 1) * ld)), 0xd8);
         const __m512i d = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_unpacklo_epi16(a, b)),
                 _mm256_unpackhi_epi16(a, b), 1);
         _mm512_store_si512(pairs + 16 * k, d);
     }
-    alignas(64) float cols[16 * 16];
-    transpose16(pairs, 16, reinterpret_cast<char *>(cols), 64, nullptr);
-    for (int j = 0; j < 16; ++j)
-        _mm512_storeu_ps(reinterpret_cast<float *>(out + dword_channel16[j] * c_stride),
-                _mm512_load_ps(cols + 16 * j));
-    if (ahead)
-        for (int i = 0; i < 16; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
+    transpose16(pairs, 16, out, c_stride, ahead);
 }
 
 // AVX2: 16 positions of 8 channels (a row is an xmm; channels stay in order).
@@ -122,9 +117,7 @@ __attribute__((target("avx2,prfchw"))) void transpose16x8_w(
         _mm_store_si128(reinterpret_cast<__m128i *>(pairs + 8 * k), _mm_unpacklo_epi16(a, b));
         _mm_store_si128(reinterpret_cast<__m128i *>(pairs + 8 * k + 4), _mm_unpackhi_epi16(a, b));
     }
-    transpose8(pairs, 8, out, c_stride, nullptr);
-    if (ahead)
-        for (int i = 0; i < 8; ++i) __builtin_prefetch(ahead + i * c_stride, 1, 3);
+    transpose8(pairs, 8, out, c_stride, ahead);
 }
 
 // Blocks of pw positions by cw channels through block(in, ld, out,
