@@ -96,15 +96,6 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
     return c;
 }
 
-// Rows of under 64 bytes, or not a whole number of vectors, one after
-// another: the columns repeat every lcm(jd.n, vector) elements, so a
-// register-column kernel over rows of that many (at least 4 vectors
-// where it can) reads whole vectors, and a fold of the period's rows
-// gives the columns. Where the lcm passes 16 vectors, AVX-512 takes as
-// many whole rows as 16 vectors hold, the last vector masked. Zen 4,
-// 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
-// 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
-// columns +2 to +7%.
 // How many rows of row_bytes a tile's period takes (at most
 // max_period_bytes): first a period of whole lines, so that no pass splits
 // its loads; then no rows left over, which the plan's own kernel would
@@ -121,6 +112,15 @@ int64_t rows_a_period(int64_t rows, int64_t row_bytes) {
     return best;
 }
 
+// Rows of under 64 bytes, or not a whole number of vectors, one after
+// another: the columns repeat every lcm(jd.n, vector) elements, so a
+// register-column kernel over rows of that many (at least 4 vectors
+// where it can) reads whole vectors, and a fold of the period's rows
+// gives the columns. Where the lcm passes 16 vectors, AVX-512 takes as
+// many whole rows as 16 vectors hold, the last vector masked. Zen 4,
+// 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
+// 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
+// columns +2 to +7%.
 void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;

@@ -205,7 +205,8 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             int64_t tile = scatter_bytes / D.dsz;
             const int64_t cn = P.jsub[P.njsub - 1].n;
             // [positions][channels] to channel-major with positions
-            // contiguous in dst: 16x16 transposes (whole positions only).
+            // contiguous in dst: register transposes, f32 or 16-bit
+            // (transpose.hpp; whole positions only).
             const bool by_transpose = D.sub && P.njsub == 2 && P.jsub[0].ds == D.dsz
                     && cn <= tile;
             if (by_transpose) tile = tile / cn * cn;
