@@ -46,7 +46,7 @@ void vertical_generator::skewed_block(block b, bool neg) {
             if ((b == block::first && r > i) || (b == block::last && r <= i)) continue;
             const int slot = ((i - r) % W + W) % W;
             const Address a = row(r, (i - r) * vbytes);
-            if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead_bytes));
+            if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead()));
             if (raw16()) {
                 skewed_load16(slot, r, a, neg);
                 continue;

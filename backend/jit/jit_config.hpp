@@ -33,7 +33,7 @@ struct kernel_config {
     // vectors only).
     int block_n = 0;
     // src streams from memory (at least the L3's size). vert_tile: each
-    // row prefetches its line 1 KiB ahead into L2; inner: the long rows'
+    // row prefetches its line 1 KiB (prefetch_far: 4 KiB) ahead into L2; inner: the long rows'
     // main loop does (not the blocks, nor the per-output loop of a config
     // with blocks). There it helps, while from the L3 it costs
     // (gen_vertical.cpp, gen_inner.cpp). With it the AVX-512 f32 tiles
@@ -46,9 +46,13 @@ struct kernel_config {
     // instructions waiting on each load where the rows stream from beyond
     // L2 (plan_kernels.cpp, fused_loads16).
     bool fused16 = false;
+    // vert_tile with prefetch: the lines go 4 KiB ahead, not 1 KiB, for
+    // tiles of rows at least 32 KiB wide (plan_kernels.cpp, far_prefetch).
+    bool prefetch_far = false;
 
     auto tie() const {
-        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16);
+        return std::make_tuple(
+                isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16, prefetch_far);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -65,6 +69,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.block_n));
         mix(static_cast<size_t>(c.prefetch));
         mix(static_cast<size_t>(c.fused16));
+        mix(static_cast<size_t>(c.prefetch_far));
         return h;
     }
 };

@@ -72,6 +72,19 @@ bool fused_loads16(const plan &P, isa_t isa) {
             && P.rows.ss % 64 == 0 && prefetch_src(P.src_bytes, streams::many_16bit_far);
 }
 
+// Whether a prefetching vertical tile should run its prefetches
+// prefetch_far_bytes ahead (kernel_config::prefetch_far): 16-bit tiles of
+// rows at least 32 KiB wide, where 1 KiB ahead came too late. Zen 4,
+// same-run A/Bs, % of the roofline, 1 KiB -> 4 KiB ahead for every tile:
+// channels-last 64x64x56x56 axis 0 (64 KiB tiles) bf16 78 -> 82, f16 78
+// -> 83; f16 1x96x400x256 axis 1 70 -> 76; but 8-10 KiB tiles lost (f16
+// 4096x4096 axis 2 80 -> 75, bf16 2600x4800 axis 0 61 -> 57: half the
+// prefetches of a pass land in rows it reads anyway), and f32 (from
+// memory only) gained nothing (64x256x56x56 axis 0 100 -> 99).
+bool far_prefetch(const plan &P) {
+    return P.dt != data_type::f32 && std::min<int64_t>(P.jd.n * P.esz, vertical_tile_bytes) >= 32 * 1024;
+}
+
 // Whether output o of the flat order (flat_output_dims) sits at o
 // elements from dst's start.
 bool dst_dense_in_flat_order(const plan &P) {
@@ -196,6 +209,7 @@ void choose_kernels(plan &P, isa_t isa) {
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
+        cfg.prefetch_far = from_memory && far_prefetch(P);
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)

@@ -463,6 +463,14 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
         EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_FALSE(at.code->cfg.fused16);  // implied by the prefetch: one config
+        // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_far); rows of
+        // 16 KiB (prefetching from the L3's size on) 1 KiB; f32 1 KiB.
+        EXPECT_EQ(at.code->cfg.prefetch_far, max_isa() == isa_t::avx512_core);
+        const plan narrow = make16({1, half_l3_rows * 64, 64, 128}, 0b0010);
+        ASSERT_EQ(narrow.code->cfg.family, family_t::vert_tile);
+        EXPECT_EQ(narrow.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(narrow.code->cfg.prefetch_far);
+        EXPECT_FALSE(big.code->cfg.prefetch_far);
         EXPECT_FALSE(make16({1, half_l3_rows - 1, 256, 1024}, 0b0010).code->cfg.prefetch);
         // The same bytes in rows of 8 KiB, back to back.
         EXPECT_FALSE(make16({half_l3_rows * 64, 4096}, 0b01).code->cfg.prefetch);
