@@ -128,6 +128,8 @@ TEST(JitPlan, SlabsStartOnCacheLines) {
 // row, or not a whole number of vectors) takes a period of whole vectors
 // (at least 4 where it can: lcm(3, 16) = 48 -> 96) and folds it; not
 // with whole vectors of 64 bytes or more, rows padded, or too few rows.
+// Each outer slice costs the periodic path two calls: slices of few
+// periods keep the register columns.
 TEST(JitPlan, FewColumnsTakeAPeriod) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const bool z = max_isa() == isa_t::avx512_core;
@@ -167,6 +169,13 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
+    // Slices of few periods each (NCHW axis 2 of 28x28 maps: 7 periods of
+    // 112 columns a channel) stay with the register columns, which loop
+    // over the slices themselves; one slice of as many rows takes the
+    // period, as do slices of 64 periods or more.
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {8, 64, 28, 28}, 0b0100)).period_code);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {28, 28}, 1)).period, z ? 112 : 56);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {64, 256, 28}, 0b010)).period, z ? 112 : 56);
 }
 
 // NCHW reducing C and W of small maps: src is one [C x H*W] block per
