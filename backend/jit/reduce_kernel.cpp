@@ -9,6 +9,7 @@
 #include "backend/jit/isa.hpp"
 #include "backend/jit/jit_backend.hpp"
 #include "backend/jit/generators.hpp"
+#include "backend/jit/outer_first.hpp"
 #include "backend/jit/plan.hpp"
 #include "backend/jit/run_range.hpp"
 #include "backend/jit/scalar.hpp"
@@ -36,7 +37,7 @@ public:
             default: break;
         }
         if (p_.two_level) return two_level(src, dst);
-        dst_view D = real_view(dst);
+        dst_view D = plan_dst_view(p_, dst);
         const red_ranges R = full_ranges(p_);
         chunked(p_.n_out, p_.out_align, [&](int64_t b, int64_t e) {
             with_tile_scratch(p_, [&](void *scratch) { run_range(p_, src, D, b, e, R, scratch); });
@@ -54,17 +55,6 @@ private:
             return c >= nch ? n : n * c / nch / align * align;
         };
         pool_.parallel_for(nch, [&](int64_t c) { f(bound(c), bound(c + 1)); });
-    }
-
-    dst_view real_view(char *dst) const {
-        dst_view D;
-        D.base = dst;
-        for (int k = 0; k < p_.nouter; ++k) D.ods[k] = p_.outer[k].ds;
-        D.jds = p_.jd.ds;
-        D.sub = p_.njsub > 1;
-        D.dsz = p_.esz;
-        D.fn = p_.code->fn;
-        return D;
     }
 
     void two_level(const char *src, char *dst) const {
@@ -166,6 +156,9 @@ kernel_ptr make_reduce_max(const reduce_problem &p, const thread_pool &pool,
         std::string *why_not) {
     plan P;
     if (!make_plan(p, max_isa(), pool.size(), &P, why_not)) return nullptr;
+    outer_first_split s;
+    if (!one_stage_reads_well(P) && split_outer_first(p, &s))
+        if (kernel_ptr k = make_outer_first(s, pool, why_not)) return k;
     return std::make_shared<reduce_kernel>(std::move(P), pool);
 }
 

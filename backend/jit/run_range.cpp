@@ -19,6 +19,17 @@ red_ranges full_ranges(const plan &P) {
     return R;
 }
 
+dst_view plan_dst_view(const plan &P, char *dst) {
+    dst_view D;
+    D.base = dst;
+    for (int k = 0; k < P.nouter; ++k) D.ods[k] = P.outer[k].ds;
+    D.jds = P.jd.ds;
+    D.sub = P.njsub > 1;
+    D.dsz = P.esz;
+    D.fn = P.code->fn;
+    return D;
+}
+
 namespace {
 
 // A vertical call over plan::period_code's rows (a.ncols columns, the

@@ -29,6 +29,9 @@ struct dst_view {
 // Every reduced dim whole.
 red_ranges full_ranges(const plan &P);
 
+// The problem's own dst at dst, as P's outputs see it.
+dst_view plan_dst_view(const plan &P, char *dst);
+
 // Offsets of flat output o over `kept` dims (outer to inner).
 struct odometer {
     const loop_dim *dims;

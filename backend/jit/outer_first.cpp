@@ -1,0 +1,189 @@
+#include "backend/jit/outer_first.hpp"
+
+#include <algorithm>
+
+#include "backend/jit/canonical.hpp"
+#include "backend/jit/isa.hpp"
+#include "backend/jit/jit_backend.hpp"
+#include "backend/jit/plan.hpp"
+#include "backend/jit/run_range.hpp"
+#include "src/threading.hpp"
+
+namespace crest::impl::jit {
+
+namespace {
+
+// Below these the one-stage plans do as well: few outer rows leave the
+// block's reduction most of the work, and small problems run inline.
+constexpr int64_t min_outer_rows = 8;
+constexpr int64_t min_src_bytes = 256 * 1024;
+// The stack buffer between the stages: as wide as the tiles' rows.
+constexpr int64_t buffer_bytes = 64 * 1024;
+
+// Blocks of up to buffer_bytes run each stage whole, on the pool,
+// through a stack buffer. Larger blocks go in pieces of whole indices of
+// the block's outermost dim: each thread takes a range of them and runs
+// both stages on its pieces, one stack buffer each. Pieces of 32 KiB
+// (16-bit, 28-wide rows kept by pairs) read 8 points below the one-stage
+// plan there.
+class outer_first_kernel : public kernel {
+public:
+    outer_first_kernel(const outer_first_split &s, const thread_pool &pool)
+        : s_(s), pool_(pool), esz_(s.outer.dt == data_type::f32 ? 4 : 2) {}
+
+    // Whole stages: both kernels on the pool.
+    bool make_whole(std::string *why_not) {
+        outer_ = make_reduce_max(s_.outer, pool_, why_not);
+        block_ = outer_ ? make_reduce_max(s_.block, pool_, why_not) : nullptr;
+        return outer_ && block_;
+    }
+
+    // In pieces: one-thread plans whose output ranges the pieces take.
+    bool make_pieces(std::string *why_not) {
+        if (!make_plan(s_.outer, max_isa(), 1, &outer_plan_, why_not)
+                || !make_plan(s_.block, max_isa(), 1, &block_plan_, why_not))
+            return false;
+        // The outer stage's outputs are the block's elements in memory
+        // order (one kept dim): a vertical plan over them.
+        if (outer_plan_.kind != plan_kind::vertical || outer_plan_.two_level
+                || block_plan_.two_level || block_plan_.n_out != s_.idx_n * s_.idx_outputs) {
+            if (why_not) *why_not = "outer-first: no piecewise plan";
+            return false;
+        }
+        return true;
+    }
+
+    std::string name() const override {
+        return std::string("jit:") + max_isa_name() + ":reduce_outer_first";
+    }
+
+    void execute(const void *const *inputs, void *const *outputs) const override {
+        if (outer_) return whole(inputs[0], outputs[0]);
+        const char *src = static_cast<const char *>(inputs[0]);
+        char *dst = static_cast<char *>(outputs[0]);
+        const int64_t n = s_.idx_n;
+        const int nch = static_cast<int>(std::min<int64_t>(pool_.size(), n));
+        auto range = [&](int64_t c) { return n * c / nch; };
+        if (nch <= 1) return pieces(src, dst, 0, n);
+        pool_.parallel_for(nch, [&](int64_t c) { pieces(src, dst, range(c), range(c + 1)); });
+    }
+
+private:
+    void whole(const void *src, void *dst) const {
+        alignas(64) char buf[buffer_bytes];
+        void *mid = buf;
+        outer_->execute(&src, &mid);
+        const void *from = buf;
+        block_->execute(&from, &dst);
+    }
+
+    // Indices [lo, hi) of the block's outermost dim, a buffer's worth at
+    // a time. Pointers below the buffer stand for the block's start: the
+    // kernels only touch the piece's part.
+    void pieces(const char *src, char *dst, int64_t lo, int64_t hi) const {
+        alignas(64) char buf[buffer_bytes];
+        const int64_t per = std::max<int64_t>(1, buffer_bytes / (s_.idx_elems * esz_));
+        const red_ranges R1 = full_ranges(outer_plan_), R2 = full_ranges(block_plan_);
+        const dst_view D2 = plan_dst_view(block_plan_, dst);
+        with_tile_scratch(outer_plan_, [&](void *scratch1) {
+            with_tile_scratch(block_plan_, [&](void *scratch2) {
+                for (int64_t i0 = lo; i0 < hi; i0 += per) {
+                    const int64_t i1 = std::min(hi, i0 + per);
+                    char *block = buf - i0 * s_.idx_elems * esz_;
+                    dst_view D1 = plan_dst_view(outer_plan_, block);
+                    run_range(outer_plan_, src, D1, i0 * s_.idx_elems, i1 * s_.idx_elems, R1,
+                            scratch1);
+                    run_range(block_plan_, block, D2, i0 * s_.idx_outputs, i1 * s_.idx_outputs,
+                            R2, scratch2);
+                }
+            });
+        });
+    }
+
+    outer_first_split s_;
+    const thread_pool &pool_;
+    int64_t esz_;
+    kernel_ptr outer_, block_;
+    plan outer_plan_, block_plan_;
+};
+
+} // namespace
+
+// Zen 4, same-run A/Bs, % of the roofline, one stage -> two: where the
+// one stage kept short rows in slabs (bf16 channels-last 14x14 reducing
+// N and C 91 -> 84, f32 NCHW 14x14 reducing N and W 93 -> 81) or columns
+// in registers (f32 channels-last 56x56 reducing N and W 92 -> 83, bf16
+// NCHW 56x56 reducing N and H 92 -> 80) it read better; elsewhere the
+// two stages won: f32 channels-last 14x14 reducing N and C (rows of 2 KiB
+// too long for slabs) 31 -> 85, NCHW 56x56 reducing N, H and W f32 35 ->
+// 85, bf16 57 -> 78, channels-last 14x14 reducing N and W (512 columns
+// in tiles of 14 rows) 59-64 -> 89-93, NCHW 7x7 reducing N and H (7
+// columns) 17 -> 81.
+bool one_stage_reads_well(const plan &P) {
+    if (P.kind == plan_kind::inner) return P.slab_code != nullptr;
+    if (P.kind == plan_kind::vertical)
+        return P.code->cfg.family == family_t::vert_reg && P.jd.n * P.esz >= 64;
+    return false;
+}
+
+bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
+    const canonical c = canonicalize(p);
+    if (c.k != canonical::kind::compute) return false;
+    const auto &d = c.dims;
+    const int m = static_cast<int>(d.size());
+    int k0 = 0;
+    while (k0 < m && d[k0].reduced) ++k0;
+    if (k0 == 0 || k0 == m || d[m - 1].ss != 1) return false;
+    bool reduced_inside = false;
+    for (int i = k0; i < m; ++i) {
+        reduced_inside |= d[i].reduced;
+        if (i + 1 < m && d[i].ss != d[i + 1].ss * d[i + 1].n) return false;  // not dense
+    }
+    int64_t rows = 1;
+    for (int i = 0; i < k0; ++i) rows *= d[i].n;
+    const int64_t block = d[k0].ss * d[k0].n, esz = p.dt == data_type::f32 ? 4 : 2;
+    if (!reduced_inside || rows < min_outer_rows || rows * block * esz < min_src_bytes
+            || d[k0].ss * esz > buffer_bytes)
+        return false;
+
+    reduce_problem &o = s->outer;
+    o = reduce_problem {};
+    o.dt = p.dt;
+    for (int i = 0; i < k0; ++i) {
+        o.dims.push_back(d[i].n);
+        o.src_strides.push_back(d[i].ss);
+        o.dst_strides.push_back(0);
+        o.reduce_mask |= 1u << i;
+    }
+    o.dims.push_back(block);
+    o.src_strides.push_back(1);
+    o.dst_strides.push_back(1);
+
+    reduce_problem &b = s->block;
+    b = reduce_problem {};
+    b.dt = p.dt;
+    int64_t outputs = 1;
+    for (int i = k0; i < m; ++i) {
+        b.dims.push_back(d[i].n);
+        b.src_strides.push_back(d[i].ss);
+        b.dst_strides.push_back(d[i].reduced ? 0 : d[i].ds);
+        if (d[i].reduced) b.reduce_mask |= 1u << (i - k0);
+        else if (i > k0) outputs *= d[i].n;
+    }
+    s->block_elems = block;
+    s->idx_n = d[k0].n;
+    s->idx_elems = d[k0].ss;
+    s->idx_outputs = outputs;
+    return true;
+}
+
+kernel_ptr make_outer_first(const outer_first_split &s, const thread_pool &pool,
+        std::string *why_not) {
+    auto k = std::make_shared<outer_first_kernel>(s, pool);
+    const int64_t esz = s.outer.dt == data_type::f32 ? 4 : 2;
+    const bool ok = s.block_elems * esz <= buffer_bytes ? k->make_whole(why_not)
+                                                       : k->make_pieces(why_not);
+    return ok ? k : nullptr;
+}
+
+} // namespace crest::impl::jit

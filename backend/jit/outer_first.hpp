@@ -1,0 +1,42 @@
+// Problems whose outermost dims are all reduced while the kept dims lie in
+// a dense innermost block that has reduced dims of its own (NCHW reducing
+// N and H, channels-last reducing N and C, N with any inner pattern): the
+// one-stage plans loop over the outer dims around short inner rows or
+// narrow columns and read src at 15-45% of the roofline. Here two stages
+// instead: a vertical max over the outer dims into a block-sized buffer
+// (long contiguous rows, the tiles' best pattern), then the block's own
+// reduction from that buffer, which the caches hold.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backend/kernel.hpp"
+
+namespace crest::impl::jit {
+
+struct outer_first_split {
+    reduce_problem outer;  // the outer dims reduced: src -> a dense [block]
+    reduce_problem block;  // the block's own reduction: dense [block] -> dst
+    int64_t block_elems = 0;
+    int64_t idx_n = 0;      // the block's outermost dim (kept): its size,
+    int64_t idx_elems = 0;  // the elements under one of its indices,
+    int64_t idx_outputs = 0;  // and the outputs under one.
+};
+
+struct plan;
+
+// Where p also has a two-stage split, whether its one-stage plan P reads
+// as well: inner rows through the slab scratch, or register columns at
+// least 64 bytes wide.
+bool one_stage_reads_well(const plan &P);
+
+// Whether p takes the two stages (at least 8 outer rows and 256 KiB of
+// src), and how.
+bool split_outer_first(const reduce_problem &p, outer_first_split *s);
+
+// The two-stage kernel, or nullptr when a stage has no JIT plan.
+kernel_ptr make_outer_first(const outer_first_split &s, const thread_pool &pool,
+        std::string *why_not);
+
+} // namespace crest::impl::jit

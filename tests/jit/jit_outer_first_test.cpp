@@ -1,0 +1,103 @@
+// The outer-first plans (outer_first.hpp) against the ref oracle: the
+// outer dims reduced first into a block buffer, then the block's own
+// reduction; blocks that fit the buffer whole and blocks taken in pieces
+// of their outermost dim, NCHW and channels-last, odd sizes, NaN of
+// either sign, negative data, one and two threads. Problems whose one
+// stage reads as well keep it (one_stage_reads_well).
+#include "tests/jit/jit_reduce_fixture.hpp"
+
+#include "backend/jit/outer_first.hpp"
+
+namespace crest::impl::jit::test {
+namespace {
+
+bool outer_first(const std::string &name) {
+    return name.find("reduce_outer_first") != std::string::npos;
+}
+
+TEST_P(JitReduce, OuterDimsFirst) {
+    const std::vector<int> nhwc {0, 2, 3, 1};
+    const thread_pool one(1);
+    struct shape_case {
+        dims_t dims;
+        uint32_t mask;
+        bool channels_last;
+    };
+    const shape_case cases[] = {
+            {{64, 64, 7, 7}, 0b1011, false},    // keep H: a block of 49, whole
+            {{8, 256, 14, 14}, 0b1010, false},  // N kept: one stage
+            {{8, 256, 14, 14}, 0b1001, false},  // keep C, H: 50176, in pieces
+            {{8, 256, 14, 14}, 0b0101, false},  // keep C, W
+            {{8, 256, 14, 14}, 0b0011, true},   // channels-last, keep H, W: pieces of rows
+            {{8, 256, 14, 14}, 0b1001, true},   // channels-last, keep C, H
+            {{10, 70, 17, 29}, 0b1001, false},  // odd: 34510 elements (one stage: slabs)
+            {{10, 150, 17, 13}, 0b0101, false}, // odd, keep C, W: pieces of 221
+            {{80, 33, 5, 17}, 0b1011, false},   // odd, keep H: 85, whole
+    };
+    int taken = 0;
+    for (const shape_case &c : cases) {
+        const reduce_problem p = make_problem(dt(), c.dims, c.mask,
+                c.channels_last ? permuted(c.dims, nhwc) : dims_t {});
+        outer_first_split s;
+        const bool eligible = split_outer_first(p, &s);
+        EXPECT_EQ(eligible, c.mask != 0b1010) << describe(p);
+        const bool two_stages = eligible && !one_stage_reads_well(plan_on_two(p));
+        const std::string name = run(p);
+        EXPECT_EQ(outer_first(name), two_stages) << name;
+        taken += two_stages;
+        check(p, {}, one, seed_++);
+        planting neg;
+        neg.negative = true;
+        run(p, neg);
+        // A NaN in the first and in the last element of the outer dims'
+        // first and last rows, of either sign.
+        const size_t n = span(p.dims, p.src_strides);
+        for (size_t at : {size_t(0), n / 2 + 3, n - 1}) {
+            for (bool negative_nan : {false, true}) {
+                planting pl;
+                pl.nan_at = {at};
+                pl.nan_bits = qnan_bits(dt()) | (negative_nan ? inf_bits(dt(), true) : 0);
+                run(p, pl);
+            }
+        }
+    }
+    // Whole (7x7 and 5x17 keep H) and in pieces (14x14 and 17x13 keep
+    // C, W) at least.
+    EXPECT_GE(taken, 4);
+}
+
+// Eligibility: the outer dims all reduced, at least 8 rows of them and
+// 256 KiB of src, a dense block with a reduced dim of its own and at
+// most a buffer's worth under one index of its outermost dim.
+TEST(JitOuterFirst, Eligibility) {
+    outer_first_split s;
+    auto split = [&](const dims_t &d, uint32_t mask, const dims_t &ss = {}) {
+        return split_outer_first(make_problem(data_type::f32, d, mask, ss), &s);
+    };
+    ASSERT_TRUE(split({64, 2048, 7, 7}, 0b1011));
+    EXPECT_EQ(s.block_elems, 49);
+    EXPECT_EQ(s.idx_n, 7);
+    EXPECT_EQ(s.idx_elems, 7);
+    EXPECT_EQ(s.idx_outputs, 1);
+    EXPECT_EQ(s.outer.dims, (dims_t {131072, 49}));
+    ASSERT_TRUE(split({64, 512, 14, 14}, 0b1001));
+    EXPECT_EQ(s.block_elems, 512 * 196);
+    // C and H, both kept, merge: indices of 14 elements, one output each.
+    EXPECT_EQ(s.idx_n, 512 * 14);
+    EXPECT_EQ(s.idx_elems, 14);
+    EXPECT_EQ(s.idx_outputs, 1);
+    ASSERT_TRUE(split({64, 512, 14, 14}, 0b0101));  // keep C, W
+    EXPECT_EQ(s.idx_n, 512);
+    EXPECT_EQ(s.idx_elems, 196);
+    EXPECT_EQ(s.idx_outputs, 14);
+    EXPECT_FALSE(split({64, 512, 14, 14}, 0b0001));   // the block has no reduced dim
+    EXPECT_FALSE(split({64, 512, 14, 14}, 0b0110));   // N kept
+    EXPECT_FALSE(split({4, 512, 14, 14}, 0b1001));    // 4 outer rows
+    EXPECT_FALSE(split({16, 16, 14, 14}, 0b1001));    // 200 KiB
+    EXPECT_FALSE(split({64, 8, 2, 20000}, 0b1001));   // 20000 elements an index
+    // A block with padding between its rows: not dense.
+    EXPECT_FALSE(split({64, 512, 14, 14}, 0b1001, {512 * 14 * 16, 14 * 16, 16, 1}));
+}
+
+} // namespace
+} // namespace crest::impl::jit::test
