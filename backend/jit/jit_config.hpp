@@ -49,10 +49,14 @@ struct kernel_config {
     // vert_tile with prefetch: the lines go 4 KiB ahead, not 1 KiB, for
     // tiles of rows at least 32 KiB wide (plan_kernels.cpp, far_prefetch).
     bool prefetch_far = false;
+    // vert_tile without prefetch, rows one after another and a tile as
+    // wide as a row: the skewed blocks prefetch the next pass's rows, the
+    // block of src after this pass's, in memory order (one line a load).
+    bool prefetch_pass = false;
 
     auto tie() const {
-        return std::make_tuple(
-                isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16, prefetch_far);
+        return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
+                prefetch_far, prefetch_pass);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -70,6 +74,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.prefetch));
         mix(static_cast<size_t>(c.fused16));
         mix(static_cast<size_t>(c.prefetch_far));
+        mix(static_cast<size_t>(c.prefetch_pass));
         return h;
     }
 };

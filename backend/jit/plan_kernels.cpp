@@ -218,6 +218,18 @@ void choose_kernels(plan &P, isa_t isa) {
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
         cfg.prefetch_far = from_memory && far_prefetch(P);
+        // Rows of at most 4 KiB one after another (a pass reads 16 of them,
+        // streams too short for the hardware prefetchers) from half the
+        // L3's size: the next pass's rows, in memory order. Zen 4, same-run
+        // A/Bs, % of the roofline: f32 channels-last 14x14x512 and 7x7x512
+        // reducing H and W 50-53 -> 65-68, NCHW 28x28 reducing C f32 62-69
+        // -> 73, bf16 52-68 -> 61-70; 8 KiB rows and more (bf16 2048x4096
+        // axis 0 82 -> 75, f32 1300x4800 85 -> 79 in one hour, 59 -> 71 and
+        // 80 -> 87 in another) and 8 MiB (f32 8x64x64x64 axis 1 92 -> 74)
+        // did not gain.
+        cfg.prefetch_pass = isa == isa_t::avx512_core && !from_memory
+                && P.rows.ss == P.jd.n * P.esz && P.jd.n * P.esz <= 4096
+                && prefetch_src(P.src_bytes, streams::many_16bit_far);
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)

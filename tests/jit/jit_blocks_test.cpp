@@ -270,8 +270,8 @@ protected:
             std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed,
             uint32_t caller_mxcsr = 0) {
         // The tiles with and without prefetching, their 16-bit loads fused
-        // or not, prefetching near or far, with and without a scratch tile
-        // (same results).
+        // or not, prefetching near or far or the next pass, with and without
+        // a scratch tile (same results).
         const bool prefetch = family == family_t::vert_tile && seed % 2;
         const bool fused16 = family == family_t::vert_tile && seed % 4 == 2;
         const bool with_scratch = family == family_t::vert_tile && seed % 3 != 0;
@@ -288,6 +288,7 @@ protected:
         cfg.prefetch = prefetch;
         cfg.fused16 = fused16;
         cfg.prefetch_far = prefetch && seed % 3 == 1;
+        cfg.prefetch_pass = !prefetch && seed % 3 == 2;
         const auto code = get_code(cfg);
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());

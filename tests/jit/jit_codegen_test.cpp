@@ -18,12 +18,13 @@ struct config_case {
     bool prefetch = false;
     bool fused16 = false;
     bool prefetch_far = false;
+    bool prefetch_pass = false;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: whole vectors); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
-// far).
+// far), or prefetching the next pass.
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -39,6 +40,7 @@ std::vector<config_case> plannable_configs() {
             for (int u = 1; u <= (z ? 16 : 8); ++u) r.push_back({isa, family_t::vert_reg, dt, u, 0});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
+            r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, false, true});
             if (z && dt != data_type::f32) {
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, true});
@@ -60,6 +62,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.prefetch = c.prefetch;
         cfg.fused16 = c.fused16;
         cfg.prefetch_far = c.prefetch_far;
+        cfg.prefetch_pass = c.prefetch_pass;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

@@ -471,6 +471,15 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         EXPECT_EQ(narrow.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_FALSE(narrow.code->cfg.prefetch_far);
         EXPECT_FALSE(big.code->cfg.prefetch_far);
+        // Rows of at most 4 KiB one after another, from half the L3's
+        // size and below the prefetch: the next pass's rows (16-bit
+        // 1 x rows x 1 x 2048 reducing axis 1; rows of 8 KiB do not).
+        const plan pass = make16({1, half_l3_rows * 128, 1, 2048}, 0b0010);
+        ASSERT_EQ(pass.code->cfg.family, family_t::vert_tile);
+        EXPECT_FALSE(pass.code->cfg.prefetch);
+        EXPECT_EQ(pass.code->cfg.prefetch_pass, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(make16({1, half_l3_rows * 64, 1, 4096}, 0b0010).code->cfg.prefetch_pass);
+        EXPECT_FALSE(make16({1, 8, 1, 2048}, 0b0010).code->cfg.prefetch_pass);
         EXPECT_FALSE(make16({1, half_l3_rows - 1, 256, 1024}, 0b0010).code->cfg.prefetch);
         // The same bytes in rows of 8 KiB, back to back.
         EXPECT_FALSE(make16({half_l3_rows * 64, 4096}, 0b01).code->cfg.prefetch);
