@@ -61,14 +61,22 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
 }
 
 // A vertical call by plan::chunk_code 256 columns at a time, the rest
-// by `fn` (the plan's kernel).
+// by `fn` (the plan's kernel), a slice after another: a slice's second
+// chunk then reads what its first brought into the caches (N x 128 x 300
+// reducing axis 1, same-run A/Bs: bf16 54 -> 61%, f32 70 -> 78% of the
+// roofline, against every slice's first chunk, then every slice's second).
 void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
     vert_call c = a;
-    for (int64_t done = 0; done < a.ncols; done += max_period) {
-        c.src = static_cast<const char *>(a.src) + done * P.esz;
-        c.dst = static_cast<char *>(a.dst) + done * P.esz;
-        c.ncols = std::min(max_period, a.ncols - done);
-        (c.ncols == max_period ? P.chunk_code->fn : fn)(&c);
+    c.n_outer = 1;
+    for (int64_t o = 0; o < a.n_outer; ++o) {
+        const char *s = static_cast<const char *>(a.src) + o * a.outer_src_stride;
+        char *d = static_cast<char *>(a.dst) + o * a.outer_dst_stride;
+        for (int64_t done = 0; done < a.ncols; done += max_period) {
+            c.src = s + done * P.esz;
+            c.dst = d + done * P.esz;
+            c.ncols = std::min(max_period, a.ncols - done);
+            (c.ncols == max_period ? P.chunk_code->fn : fn)(&c);
+        }
     }
 }
 
