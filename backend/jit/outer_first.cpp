@@ -118,9 +118,11 @@ private:
 // too long for slabs) 31 -> 85, NCHW 56x56 reducing N, H and W f32 35 ->
 // 85, bf16 57 -> 78, channels-last 14x14 reducing N and W (512 columns
 // in tiles of 14 rows) 59-64 -> 89-93, NCHW 7x7 reducing N and H (7
-// columns) 17 -> 81.
+// columns) 17 -> 81. Slabs of under 128 outputs (NCHW keeping H: 28 or
+// 56 of them) read worse than the two stages: f32 28x28 55-58 -> 83-94,
+// bf16 56x56 60-74 -> 78-88.
 bool one_stage_reads_well(const plan &P) {
-    if (P.kind == plan_kind::inner) return P.slab_code != nullptr;
+    if (P.kind == plan_kind::inner) return P.slab_code != nullptr && P.n_out >= 128;
     if (P.kind == plan_kind::vertical)
         return P.code->cfg.family == family_t::vert_reg && P.jd.n * P.esz >= 64;
     return false;

@@ -27,8 +27,8 @@ struct outer_first_split {
 struct plan;
 
 // Where p also has a two-stage split, whether its one-stage plan P reads
-// as well: inner rows through the slab scratch, or register columns at
-// least 64 bytes wide.
+// as well: inner rows through the slab scratch (128 outputs or more), or
+// register columns at least 64 bytes wide.
 bool one_stage_reads_well(const plan &P);
 
 // Whether p takes the two stages (at least 8 outer rows and 256 KiB of
