@@ -17,15 +17,20 @@ namespace {
 // block's reduction most of the work, and small problems run inline.
 constexpr int64_t min_outer_rows = 8;
 constexpr int64_t min_src_bytes = 256 * 1024;
-// The stack buffer between the stages: as wide as the tiles' rows.
+// The stack buffer between the stages of a block in pieces: as wide as
+// the tiles' rows. Pieces of 32 KiB (16-bit, 28-wide rows kept by pairs)
+// read 8 points below the one-stage plan there.
 constexpr int64_t buffer_bytes = 64 * 1024;
+// Blocks up to this run each stage whole: their first stage's own plan
+// (two-level partials, tile scratch) then runs below the buffer, within
+// the stack budget of decisions.md.
+constexpr int64_t whole_block_bytes = 16 * 1024;
 
-// Blocks of up to buffer_bytes run each stage whole, on the pool,
+// Blocks of up to whole_block_bytes run each stage whole, on the pool,
 // through a stack buffer. Larger blocks go in pieces of whole indices of
 // the block's outermost dim: each thread takes a range of them and runs
-// both stages on its pieces, one stack buffer each. Pieces of 32 KiB
-// (16-bit, 28-wide rows kept by pairs) read 8 points below the one-stage
-// plan there.
+// both stages on its pieces, with one stack buffer and one tile scratch
+// for both.
 class outer_first_kernel : public kernel {
 public:
     outer_first_kernel(const outer_first_split &s, const thread_pool &pool)
@@ -70,11 +75,11 @@ public:
 
 private:
     void whole(const void *src, void *dst) const {
-        alignas(64) char buf[buffer_bytes];
-        void *mid = buf;
-        outer_->execute(&src, &mid);
-        const void *from = buf;
-        block_->execute(&from, &dst);
+        with_stack_scratch(s_.block_elems * esz_, [&](void *mid) {
+            outer_->execute(&src, &mid);
+            const void *from = mid;
+            block_->execute(&from, &dst);
+        });
     }
 
     // Indices [lo, hi) of the block's outermost dim, a buffer's worth at
@@ -85,18 +90,18 @@ private:
         const int64_t per = std::max<int64_t>(1, buffer_bytes / (s_.idx_elems * esz_));
         const red_ranges R1 = full_ranges(outer_plan_), R2 = full_ranges(block_plan_);
         const dst_view D2 = plan_dst_view(block_plan_, dst);
-        with_tile_scratch(outer_plan_, [&](void *scratch1) {
-            with_tile_scratch(block_plan_, [&](void *scratch2) {
-                for (int64_t i0 = lo; i0 < hi; i0 += per) {
-                    const int64_t i1 = std::min(hi, i0 + per);
-                    char *block = buf - i0 * s_.idx_elems * esz_;
-                    dst_view D1 = plan_dst_view(outer_plan_, block);
-                    run_range(outer_plan_, src, D1, i0 * s_.idx_elems, i1 * s_.idx_elems, R1,
-                            scratch1);
-                    run_range(block_plan_, block, D2, i0 * s_.idx_outputs, i1 * s_.idx_outputs,
-                            R2, scratch2);
-                }
-            });
+        const int64_t scratch_bytes =
+                std::max(outer_plan_.tile_scratch_bytes, block_plan_.tile_scratch_bytes);
+        with_stack_scratch(scratch_bytes, [&](void *scratch) {
+            for (int64_t i0 = lo; i0 < hi; i0 += per) {
+                const int64_t i1 = std::min(hi, i0 + per);
+                char *block = buf - i0 * s_.idx_elems * esz_;
+                dst_view D1 = plan_dst_view(outer_plan_, block);
+                run_range(outer_plan_, src, D1, i0 * s_.idx_elems, i1 * s_.idx_elems, R1,
+                        scratch);
+                run_range(block_plan_, block, D2, i0 * s_.idx_outputs, i1 * s_.idx_outputs, R2,
+                        scratch);
+            }
         });
     }
 
@@ -183,8 +188,8 @@ kernel_ptr make_outer_first(const outer_first_split &s, const thread_pool &pool,
         std::string *why_not) {
     auto k = std::make_shared<outer_first_kernel>(s, pool);
     const int64_t esz = s.outer.dt == data_type::f32 ? 4 : 2;
-    const bool ok = s.block_elems * esz <= buffer_bytes ? k->make_whole(why_not)
-                                                       : k->make_pieces(why_not);
+    const bool ok = s.block_elems * esz <= whole_block_bytes ? k->make_whole(why_not)
+                                                            : k->make_pieces(why_not);
     return ok ? k : nullptr;
 }
 

@@ -57,7 +57,9 @@ private:
         pool_.parallel_for(nch, [&](int64_t c) { f(bound(c), bound(c + 1)); });
     }
 
-    void two_level(const char *src, char *dst) const {
+    // Out of line: its 64 KiB of partials stay off the stack of the other
+    // paths (decisions.md, Stack).
+    __attribute__((noinline)) void two_level(const char *src, char *dst) const {
         alignas(64) char partial[partial_budget_elems * 4];
         const int64_t pstride = (p_.n_out + 15) / 16 * 16;
         const int nch = p_.nchunks;

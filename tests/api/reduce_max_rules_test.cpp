@@ -298,7 +298,9 @@ INSTANTIATE_TEST_SUITE_P(Backends, ReduceMaxApi,
 // deepest JIT plans there, on 2 threads: two-level (partials on the
 // caller's stack) with tiles and their scratch, and 64K-column tiles with
 // the widest scratch writing an NCHW dst from channels-last src through a
-// transpose buffer.
+// transpose buffer; outer-first plans (a 64 KiB buffer between the
+// stages): whole, its first stage two-level, and in pieces, both stages
+// with tiles, the second writing NCHW through the transpose buffer.
 TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     const engine eng2(engine::kind::cpu, 0, engine_options {2, "jit"});
     struct job {
@@ -316,6 +318,20 @@ TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     cl.dst = lt(dst_id, dt::f32, {1, 64, 32, 32}, ltype::strided);  // NCHW
     jobs.push_back({cl.compile(eng2),
             random_bits(dt::f32, span({16, 64, 32, 32}, cl_strides), 19, true), {0}, true});
+    jobs.push_back({attr_graph(dt::f32, {64, 64, 7, 7}, {0, 1, 3}, true).compile(eng2),
+            random_bits(dt::f32, 64 * 64 * 49, 23, true), {0, 1, 3}, true});
+    reduce_graph pieces = attr_graph(dt::f32, {16, 512, 14, 14}, {0, 3}, true);
+    const dims pieces_strides {100352, 1, 7168, 512};
+    pieces.src = lt(src_id, dt::f32, {16, 512, 14, 14}, pieces_strides);
+    pieces.dst = lt(dst_id, dt::f32, {1, 512, 14, 1}, ltype::strided);  // NCHW
+    jobs.push_back({pieces.compile(eng2),
+            random_bits(dt::f32, span({16, 512, 14, 14}, pieces_strides), 29, true), {0, 3},
+            true});
+    if (jobs[0].cp.get_kernel_name().rfind("jit:avx512", 0) == 0) {
+        for (size_t i : {size_t(2), size_t(3)})
+            EXPECT_NE(jobs[i].cp.get_kernel_name().find("outer_first"), std::string::npos)
+                    << jobs[i].cp.get_kernel_name();
+    }
     struct ctx {
         const std::vector<job> *jobs;
         const engine *eng;
