@@ -8,6 +8,9 @@
 
 #include "backend/jit/outer_first.hpp"
 
+#include <algorithm>
+#include <random>
+
 namespace crest::impl::jit::test {
 namespace {
 
@@ -64,6 +67,40 @@ TEST_P(JitReduce, OuterDimsFirst) {
     // Whole (7x7 and 5x17 keep H) and in pieces (14x14 and 17x13 keep
     // C, W) at least.
     EXPECT_GE(taken, 4);
+}
+
+// Random 4-D and 5-D problems of 256 KiB to 1 MiB whose outermost dim
+// in memory is reduced: random sizes, masks and dim orders, dense or with
+// a padded outer stride; whichever plan they take, the ref's results.
+TEST_P(JitReduce, OuterDimsFirstRandomShapes) {
+    std::mt19937 rng(1234);
+    int taken = 0;
+    for (int t = 0; t < 24; ++t) {
+        const int nd = 4 + int(rng() % 2);
+        dims_t d(static_cast<size_t>(nd));
+        int64_t elems = 1;
+        for (int i = 1; i < nd; ++i) {
+            d[size_t(i)] = 1 + int64_t(rng() % 23);
+            elems *= d[size_t(i)];
+        }
+        const int64_t want = int64_t(256 * 1024 + rng() % (768 * 1024)) / int64_t(esize(dt()));
+        d[0] = std::max<int64_t>(8, want / elems);
+        std::vector<int> order(static_cast<size_t>(nd));
+        for (int i = 0; i < nd; ++i) order[size_t(i)] = i;
+        std::shuffle(order.begin() + 1, order.end(), rng);  // dim 0 outermost
+        uint32_t mask = 1;
+        for (int i = 1; i < nd; ++i) mask |= uint32_t(rng() % 2) << i;
+        const bool padded = rng() % 4 == 0;
+        dims_t pad(static_cast<size_t>(nd), 0);
+        if (padded) pad[size_t(order[1])] = 1;
+        const reduce_problem p = make_problem(dt(), d, mask, permuted(d, order, pad));
+        taken += outer_first(run(p));
+        planting pl;
+        pl.nan_at.push_back(size_t(rng() % span(p.dims, p.src_strides)));
+        pl.nan_bits = qnan_bits(dt()) | inf_bits(dt(), true);
+        run(p, pl);
+    }
+    EXPECT_GT(taken, 0);
 }
 
 // Eligibility: the outer dims all reduced, at least 8 rows of them and
