@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "backend/jit/generators.hpp"
 
@@ -102,9 +103,24 @@ void vertical_generator::tile() {
     Label l_rest;
     cmp(ARG(accumulate), 0);
     jne(l_rest, T_NEAR);
+    // Passes of max_group() rows, then of group() rows, then one of the
+    // rows left (fewer than group()): at most two passes past the full
+    // ones, each one round trip through the running max.
+    auto passes_below = [&](int from, bool fresh, Label &done) {
+        for (int g = from; g >= 1; --g) {
+            Label l_other;
+            cmp(reg_rows, g);
+            jne(l_other, T_NEAR);
+            pass(g, fresh);
+            jmp(done, T_NEAR);
+            L(l_other);
+        }
+    };
     {
         Label l_fresh_done;
-        for (int g = max_group(); g >= 1; g /= 2) {
+        std::vector<int> sizes {max_group()};
+        if (group() < max_group()) sizes.push_back(group());
+        for (int g : sizes) {
             Label l_smaller;
             cmp(reg_rows, g);
             jl(l_smaller, T_NEAR);
@@ -112,23 +128,26 @@ void vertical_generator::tile() {
             jmp(l_fresh_done, T_NEAR);
             L(l_smaller);
         }
+        passes_below(group() - 1, true, l_fresh_done);
         L(l_fresh_done);
     }
     L(l_rest);
-    Label l_full_groups, l_tail_groups;
+    Label l_full_groups, l_tail_groups, l_done;
     L(l_full_groups);
     cmp(reg_rows, max_group());
     jl(l_tail_groups, T_NEAR);
     pass(max_group(), false);
     jmp(l_full_groups, T_NEAR);
     L(l_tail_groups);
-    for (int g = max_group() / 2; g >= 1; g /= 2) {
+    if (group() < max_group()) {
         Label l_smaller;
-        cmp(reg_rows, g);
+        cmp(reg_rows, group());
         jl(l_smaller, T_NEAR);
-        pass(g, false);
+        pass(group(), false);
         L(l_smaller);
     }
+    passes_below(group() - 1, false, l_done);
+    L(l_done);
 }
 
 void vertical_generator::pass(int g, bool fresh) {
@@ -190,7 +209,13 @@ void vertical_generator::pass(int g, bool fresh) {
         clear_fp_flags();
         L(l_clean);
     }
-    for (int left = g; left > 0; left -= 8) lea(reg_p0, ptr[reg_p0 + reg_rs * std::min(left, 8)]);
+    int left = g;  // past the pass's rows, by lea's scales (8, 4, 2, 1)
+    for (; left >= 8; left -= 8) lea(reg_p0, ptr[reg_p0 + reg_rs * 8]);
+    for (int step : {4, 2, 1})
+        if (left >= step) {
+            lea(reg_p0, ptr[reg_p0 + reg_rs * step]);
+            left -= step;
+        }
     sub(reg_rows, g);
     mov(reg_from, reg_scr);
 }
@@ -367,6 +392,10 @@ void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin, bo
     for (int i = 0; 2 * i + 1 < g; ++i) {
         vpmaxuw(umax16(i), v(2 * i), v(2 * i + 1));
         if (with_umin) vpminuw(umin16(i), v(2 * i), v(2 * i + 1));
+    }
+    if (g > 1 && g % 2) {  // the odd row joins the first pair
+        vpmaxuw(umax16(0), umax16(0), v(g - 1));
+        if (with_umin) vpminuw(umin16(0), umin16(0), v(g - 1));
     }
     for (int w = 1; 2 * w < g; w *= 2)
         for (int i = 0; i + w < g / 2; i += 2 * w) {

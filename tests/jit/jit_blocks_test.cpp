@@ -367,6 +367,27 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
     run(family_t::vert_tile, 33000, 35, true, {{2, 16400}}, {}, seed++);
 }
 
+// Rows left past the full passes go in one pass of exactly that many
+// (gen_vertical.cpp, tile()): odd counts included, a NaN of either sign in
+// each row of such a pass (column c holds it in row c % rows), fresh and
+// accumulating, negative data.
+TEST_P(JitColumns, PassesOfAnyRowCount) {
+    uint32_t seed = 900;
+    for (int64_t rows : {3, 5, 6, 7, 9, 11, 13, 15, 19, 23, 29}) {
+        for (bool acc : {false, true}) {
+            run(family_t::vert_tile, 300, rows, acc, {}, {}, seed++);
+            std::vector<std::pair<int64_t, int64_t>> at;
+            for (int64_t c = 0; c < rows; ++c) at.push_back({c % 3, c});
+            run(family_t::vert_tile, 300, rows, acc, at, {}, seed++);
+        }
+    }
+    const uint32_t sign = dt() == data_type::f32 ? 0x80000000u : 0x8000u;
+    shape_src = [&](int64_t, int64_t, uint32_t bits) { return bits | sign; };
+    for (int64_t rows : {3, 7, 13})
+        run(family_t::vert_tile, 300, rows, false, {{1, 2}}, {}, seed++);
+    shape_src = nullptr;
+}
+
 // 16-bit tiles keep one statistic per lane in passes of 16 rows and flip
 // between positive and negative lanes (gen_vertical.hpp); where odd
 // columns stay negative and even ones positive, both modes fail and the
