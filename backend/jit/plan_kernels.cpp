@@ -239,15 +239,13 @@ void choose_kernels(plan &P, isa_t isa) {
     // passes keep three statistics and a running max per pass; register
     // columns 256 at a time do better (Zen 4, 25 MiB, N x 128 x 300 axis
     // 1: bf16 648 -> 330 us, f32 717-913 -> 488-506 us; from 512 columns
-    // on they lost, 1568: 316 -> 630 us). At any width where a slice has
-    // under 16 rows, for 16-bit: the tile takes them in straight passes
-    // of halves, three statistics and a running max each (channels-last
-    // 7x7 and 14x14 maps reducing H or W, same-run A/Bs: 25-32% -> 50-67%
-    // of the roofline; f32 lost 3-9 points there).
+    // on they lost, 1568: 316 -> 630 us). Slices of under 16 rows at any
+    // width gained as much for 16-bit while the tiles took such rows in
+    // passes of halves; in one pass of the rest (tile()) the tiles read
+    // them as well.
     if (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile
             && isa == isa_t::avx512_core && P.njsub == 1 && P.jd.ss == P.esz
-            && P.rows.ss == P.jd.n * P.esz
-            && (P.jd.n <= chunk_cols_max || (P.rows.n < 16 && P.dt != data_type::f32))) {
+            && P.rows.ss == P.jd.n * P.esz && P.jd.n <= chunk_cols_max) {
         kernel_config w = cfg;
         w.family = family_t::vert_reg;
         w.unroll = static_cast<int>(max_period / 16);
