@@ -33,7 +33,7 @@ struct kernel_config {
     // vectors only).
     int block_n = 0;
     // src streams from memory (at least the L3's size). vert_tile: each
-    // row prefetches its line 1 KiB (prefetch_far: 4 KiB) ahead into L2; inner: the long rows'
+    // row prefetches its line prefetch_bytes ahead into L2; inner: the long rows'
     // main loop does (not the blocks, nor the per-output loop of a config
     // with blocks). There it helps, while from the L3 it costs
     // (gen_vertical.cpp, gen_inner.cpp). With it the AVX-512 f32 tiles
@@ -46,9 +46,10 @@ struct kernel_config {
     // instructions waiting on each load where the rows stream from beyond
     // L2 (plan_kernels.cpp, fused_loads16).
     bool fused16 = false;
-    // vert_tile with prefetch: the lines go 4 KiB ahead, not 1 KiB, for
-    // tiles of rows at least 32 KiB wide (plan_kernels.cpp, far_prefetch).
-    bool prefetch_far = false;
+    // vert_tile with prefetch: how far ahead; 0: 1 KiB (the inner rows
+    // always). 4 KiB for 16-bit tiles of rows at least 32 KiB wide, 16 KiB
+    // for slices of under 16 rows (plan_kernels.cpp).
+    int prefetch_bytes = 0;
     // vert_tile without prefetch, rows one after another and a tile as
     // wide as a row: the skewed blocks prefetch the next pass's rows, the
     // block of src after this pass's, in memory order (one line a load).
@@ -56,7 +57,7 @@ struct kernel_config {
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
-                prefetch_far, prefetch_pass);
+                prefetch_bytes, prefetch_pass);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -73,7 +74,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.block_n));
         mix(static_cast<size_t>(c.prefetch));
         mix(static_cast<size_t>(c.fused16));
-        mix(static_cast<size_t>(c.prefetch_far));
+        mix(static_cast<size_t>(c.prefetch_bytes));
         mix(static_cast<size_t>(c.prefetch_pass));
         return h;
     }

@@ -43,10 +43,10 @@ protected:
     // 64 KiB tiles (f32 64x256x56x56 axis 0, from memory); 512 bytes was
     // too short to hide the latency, and the inner rows read the same.
     static constexpr int prefetch_ahead_bytes = 1024;
-    // kernel_config::prefetch_far: wide tiles, whose rows' prefetches run
-    // 4 KiB ahead and rarely leave the tile.
-    static constexpr int prefetch_far_bytes = 4096;
-    int prefetch_ahead() const { return cfg_.prefetch_far ? prefetch_far_bytes : prefetch_ahead_bytes; }
+    // kernel_config::prefetch_bytes when set (vert_tile).
+    int prefetch_ahead() const {
+        return cfg_.prefetch_bytes ? cfg_.prefetch_bytes : prefetch_ahead_bytes;
+    }
     // f32 lanes per vector register.
     int vlen() const { return is512() ? 16 : 8; }
     Xbyak::Xmm vmm(int i) const {

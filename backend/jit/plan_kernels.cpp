@@ -73,7 +73,7 @@ bool fused_loads16(const plan &P, isa_t isa) {
 }
 
 // Whether a prefetching vertical tile should run its prefetches
-// prefetch_far_bytes ahead (kernel_config::prefetch_far): 16-bit tiles of
+// 4 KiB ahead (kernel_config::prefetch_bytes): 16-bit tiles of
 // rows at least 32 KiB wide, where 1 KiB ahead came too late. Zen 4,
 // same-run A/Bs, % of the roofline, 1 KiB -> 4 KiB ahead for every tile:
 // channels-last 64x64x56x56 axis 0 (64 KiB tiles) bf16 78 -> 82, f16 78
@@ -217,7 +217,21 @@ void choose_kernels(plan &P, isa_t isa) {
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
-        cfg.prefetch_far = from_memory && far_prefetch(P);
+        if (from_memory && far_prefetch(P)) cfg.prefetch_bytes = 4096;
+        // Slices of under 16 rows one after another, a tile as wide as a
+        // row (channels-last reducing H or W of small maps), from half the
+        // L3's size: each slice is a few short streams, then the next
+        // slice; the rows prefetch 16 KiB ahead, a slice or so. Zen 4,
+        // same-run A/Bs, % of the roofline: bf16 14x14x512 reducing W 25
+        // -> 44-48 (59 -> 86 in a faster hour), f32 44 -> 49-64, f16
+        // 7x7x2048 48 -> 50-64 (8, 16 and 32 KiB ahead), f32 7x7x2048
+        // reducing H 50 -> 59.
+        if (isa == isa_t::avx512_core && P.rows.n < 16 && P.rows.ss == P.jd.n * P.esz
+                && P.jd.n * P.esz <= vertical_tile_bytes
+                && prefetch_src(P.src_bytes, streams::many_16bit_far)) {
+            cfg.prefetch = true;
+            cfg.prefetch_bytes = 16 * 1024;
+        }
         // Rows of at most 4 KiB one after another (a pass reads 16 of them,
         // streams too short for the hardware prefetchers) from half the
         // L3's size: the next pass's rows, in memory order. Zen 4, same-run

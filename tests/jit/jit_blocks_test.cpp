@@ -287,7 +287,7 @@ protected:
         cfg.unroll = family == family_t::vert_reg ? int((ncols + vl() - 1) / vl()) : 1;
         cfg.prefetch = prefetch;
         cfg.fused16 = fused16;
-        cfg.prefetch_far = prefetch && seed % 3 == 1;
+        cfg.prefetch_bytes = prefetch && seed % 3 == 1 ? 4096 : 0;
         cfg.prefetch_pass = !prefetch && seed % 3 == 2;
         const auto code = get_code(cfg);
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;

@@ -17,7 +17,7 @@ struct config_case {
     int block_n;
     bool prefetch = false;
     bool fused16 = false;
-    bool prefetch_far = false;
+    int prefetch_bytes = 0;
     bool prefetch_pass = false;
 };
 
@@ -40,10 +40,11 @@ std::vector<config_case> plannable_configs() {
             for (int u = 1; u <= (z ? 16 : 8); ++u) r.push_back({isa, family_t::vert_reg, dt, u, 0});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
-            r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, false, true});
+            r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, true});
+            r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 16384});
             if (z && dt != data_type::f32) {
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
-                r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, true});
+                r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 4096});
             }
         }
     }
@@ -61,7 +62,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.block_n = c.block_n;
         cfg.prefetch = c.prefetch;
         cfg.fused16 = c.fused16;
-        cfg.prefetch_far = c.prefetch_far;
+        cfg.prefetch_bytes = c.prefetch_bytes;
         cfg.prefetch_pass = c.prefetch_pass;
         code_buffer buf;
         jit_fn fn = nullptr;

@@ -463,14 +463,19 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
         EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_FALSE(at.code->cfg.fused16);  // implied by the prefetch: one config
-        // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_far); rows of
+        // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_bytes); rows of
         // 16 KiB (prefetching from the L3's size on) 1 KiB; f32 1 KiB.
-        EXPECT_EQ(at.code->cfg.prefetch_far, max_isa() == isa_t::avx512_core);
+        EXPECT_EQ(at.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 4096 : 0);
         const plan narrow = make16({1, half_l3_rows * 64, 64, 128}, 0b0010);
         ASSERT_EQ(narrow.code->cfg.family, family_t::vert_tile);
         EXPECT_EQ(narrow.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
-        EXPECT_FALSE(narrow.code->cfg.prefetch_far);
-        EXPECT_FALSE(big.code->cfg.prefetch_far);
+        EXPECT_EQ(narrow.code->cfg.prefetch_bytes, 0);
+        EXPECT_EQ(big.code->cfg.prefetch_bytes, 0);
+        // Slices of under 16 rows one after another: 16 KiB ahead, from
+        // half the L3's size (AVX-512).
+        const plan few = make16({half_l3_rows * 64, 14, 512}, 0b010);
+        EXPECT_EQ(few.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
+        EXPECT_EQ(few.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 16384 : 0);
         // Rows of at most 4 KiB one after another, from half the L3's
         // size and below the prefetch: the next pass's rows (16-bit
         // 1 x rows x 1 x 2048 reducing axis 1; rows of 8 KiB do not).
