@@ -463,14 +463,16 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
         EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_FALSE(at.code->cfg.fused16);  // implied by the prefetch: one config
-        // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_bytes); rows of
-        // 16 KiB (prefetching from the L3's size on) 1 KiB; f32 1 KiB.
+        // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_bytes); f32
+        // rows of 4 MiB 1 KiB. Rows of 16 KiB one after another, from the
+        // L3's size on, prefetch the next pass's rows instead (AVX-512).
         EXPECT_EQ(at.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 4096 : 0);
+        EXPECT_EQ(big.code->cfg.prefetch_bytes, 0);
         const plan narrow = make16({1, half_l3_rows * 64, 64, 128}, 0b0010);
         ASSERT_EQ(narrow.code->cfg.family, family_t::vert_tile);
-        EXPECT_EQ(narrow.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
-        EXPECT_EQ(narrow.code->cfg.prefetch_bytes, 0);
-        EXPECT_EQ(big.code->cfg.prefetch_bytes, 0);
+        EXPECT_FALSE(narrow.code->cfg.prefetch);
+        EXPECT_EQ(narrow.code->cfg.prefetch_pass, max_isa() == isa_t::avx512_core);
+        EXPECT_EQ(narrow.code->cfg.fused16, max_isa() == isa_t::avx512_core);
         // Slices of under 16 rows one after another: 16 KiB ahead, from
         // half the L3's size (AVX-512).
         const plan few = make16({half_l3_rows * 64, 14, 512}, 0b010);
