@@ -18,8 +18,8 @@ namespace {
 constexpr int64_t min_outer_rows = 8;
 constexpr int64_t min_src_bytes = 256 * 1024;
 // The stack buffer between the stages of a block in pieces: as wide as
-// the tiles' rows. Pieces of 32 KiB (16-bit, 28-wide rows kept by pairs)
-// read 8 points below the one-stage plan there.
+// the tiles' rows (pieces of 32 KiB read f16 NCHW 28x28 reducing N and W
+// 8 points below the one-stage plan, of 64 KiB 4 above).
 constexpr int64_t buffer_bytes = 64 * 1024;
 // Blocks up to this run each stage whole: their first stage's own plan
 // (two-level partials, tile scratch) then runs below the buffer, within
@@ -34,7 +34,10 @@ constexpr int64_t whole_block_bytes = 16 * 1024;
 class outer_first_kernel : public kernel {
 public:
     outer_first_kernel(const outer_first_split &s, const thread_pool &pool)
-        : s_(s), pool_(pool), esz_(s.outer.dt == data_type::f32 ? 4 : 2) {}
+        : s_(s)
+        , pool_(pool)
+        , esz_(s.outer.dt == data_type::f32 ? 4 : 2)
+        , name_(std::string("jit:") + max_isa_name() + ":reduce_outer_first") {}
 
     // Whole stages: both kernels on the pool.
     bool make_whole(std::string *why_not) {
@@ -58,16 +61,16 @@ public:
         return true;
     }
 
-    std::string name() const override {
-        return std::string("jit:") + max_isa_name() + ":reduce_outer_first";
-    }
+    std::string name() const override { return name_; }
 
     void execute(const void *const *inputs, void *const *outputs) const override {
         if (outer_) return whole(inputs[0], outputs[0]);
         const char *src = static_cast<const char *>(inputs[0]);
         char *dst = static_cast<char *>(outputs[0]);
         const int64_t n = s_.idx_n;
-        const int nch = static_cast<int>(std::min<int64_t>(pool_.size(), n));
+        // As the one-stage plans: small problems on the calling thread.
+        const int nch = s_.src_bytes < inline_bytes()
+                ? 1 : static_cast<int>(std::min<int64_t>(pool_.size(), n));
         auto range = [&](int64_t c) { return n * c / nch; };
         if (nch <= 1) return pieces(src, dst, 0, n);
         pool_.parallel_for(nch, [&](int64_t c) { pieces(src, dst, range(c), range(c + 1)); });
@@ -110,6 +113,7 @@ private:
     int64_t esz_;
     kernel_ptr outer_, block_;
     plan outer_plan_, block_plan_;
+    std::string name_;
 };
 
 } // namespace
@@ -178,6 +182,7 @@ bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
         else if (i > k0) outputs *= d[i].n;
     }
     s->block_elems = block;
+    s->src_bytes = rows * block * esz;
     s->idx_n = d[k0].n;
     s->idx_elems = d[k0].ss;
     s->idx_outputs = outputs;

@@ -19,6 +19,7 @@ struct outer_first_split {
     reduce_problem outer;  // the outer dims reduced: src -> a dense [block]
     reduce_problem block;  // the block's own reduction: dense [block] -> dst
     int64_t block_elems = 0;
+    int64_t src_bytes = 0;
     int64_t idx_n = 0;      // the block's outermost dim (kept): its size,
     int64_t idx_elems = 0;  // the elements under one of its indices,
     int64_t idx_outputs = 0;  // and the outputs under one.
