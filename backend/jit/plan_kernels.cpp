@@ -250,8 +250,9 @@ void choose_kernels(plan &P, isa_t isa) {
         // same-run A/Bs, % of the roofline, 4096x4096 axis 2 f16 87 ->
         // 90, bf16 86-89 -> 94, f32 113 -> 114; 64x64x64x64 axis 1 bf16
         // 82 -> 89, f32 109 -> 114; 2x2048x4096 axis 1 f32 110 -> 117.
+        // (Passes of 16 rows: slices of fewer keep the rule above.)
         if (from_memory && isa == isa_t::avx512_core && P.rows.ss == P.jd.n * P.esz
-                && P.jd.n * P.esz <= 16 * 1024) {
+                && P.jd.n * P.esz <= 16 * 1024 && P.rows.n >= 16) {
             cfg.prefetch = false;
             cfg.fused16 = P.dt != data_type::f32 && P.rows.ss % 64 == 0;  // as the prefetching tiles
             cfg.prefetch_pass = true;

@@ -478,6 +478,12 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         const plan few = make16({half_l3_rows * 64, 14, 512}, 0b010);
         EXPECT_EQ(few.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_EQ(few.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 16384 : 0);
+        // The same past the L3's size (f32, twice the bytes and more): the
+        // slices keep their rule, the next pass's rows need passes of 16.
+        const plan few_big = make({half_l3_rows * 256, 14, 512}, 0b010);
+        EXPECT_TRUE(few_big.code->cfg.prefetch);
+        EXPECT_EQ(few_big.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 16384 : 0);
+        EXPECT_FALSE(few_big.code->cfg.prefetch_pass);
         // Rows of at most 4 KiB one after another, from half the L3's
         // size and below the prefetch: the next pass's rows (16-bit
         // 1 x rows x 1 x 2048 reducing axis 1; rows of 8 KiB do not).
