@@ -45,6 +45,9 @@ private:
     const Reg64 reg_to = rcx;     // this pass writes [reg_pd + reg_to]
     const Reg64 reg_p2 = rsi;     // row r + 2 * half() (passes of 16, AVX2 8)
     const Reg64 reg_p3 = rdx;     // row r + 3 * half()
+    // Inside the skewed subroutine with prefetch_pass, where the register
+    // it aliases (reg_tdst) is saved: the next pass's line to prefetch.
+    const Reg64 reg_next = r13;
 
     enum class mode { full, tail, scalar };
     Label l_skewed_;  // skewed_blocks(), a subroutine of the full passes

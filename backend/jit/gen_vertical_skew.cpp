@@ -25,12 +25,11 @@ void vertical_generator::skewed_blocks(bool neg) {
     const int nb = skew_rows() / half();
     Label l_none, l_full, l_last;
     // The next pass's rows start skew_rows() rows on, right after this
-    // pass's (r13 holds the tile's dst start, unused in here).
-    const Reg64 next = r13;
+    // pass's.
     if (cfg_.prefetch_pass) {
-        push(next);
-        lea(next, ptr[reg_p0 + reg_rs * 8]);
-        for (int r = 8; r < skew_rows(); r += 8) lea(next, ptr[next + reg_rs * 8]);
+        push(reg_next);
+        lea(reg_next, ptr[reg_p0 + reg_rs * 8]);
+        for (int r = 8; r < skew_rows(); r += 8) lea(reg_next, ptr[reg_next + reg_rs * 8]);
     }
     cmp(reg_cnt, cols);
     jl(l_none, T_NEAR);
@@ -45,20 +44,19 @@ void vertical_generator::skewed_blocks(bool neg) {
     L(l_last);
     skewed_block(block::last, neg);
     L(l_none);
-    if (cfg_.prefetch_pass) pop(next);
+    if (cfg_.prefetch_pass) pop(reg_next);
 }
 
 void vertical_generator::skewed_block(block b, bool neg) {
     const int W = skew_rows(), vbytes = step() * ssz();
-    const Reg64 next = r13;  // skewed_blocks(): the next pass's lines
-    int next_lines = 0;
+    int next_lines = 0;  // prefetch_pass: lines past reg_next so far
     for (int i = 0; i < (b == block::last ? W - 1 : W); ++i) {
         for (int r = 0; r < W; ++r) {
             if ((b == block::first && r > i) || (b == block::last && r <= i)) continue;
             const int slot = ((i - r) % W + W) % W;
             const Address a = row(r, (i - r) * vbytes);
             if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead()));
-            if (cfg_.prefetch_pass) prefetcht1(ptr[next + 64 * next_lines++]);
+            if (cfg_.prefetch_pass) prefetcht1(ptr[reg_next + 64 * next_lines++]);
             if (raw16()) {
                 skewed_load16(slot, r, a, neg);
                 continue;
@@ -93,7 +91,7 @@ void vertical_generator::skewed_block(block b, bool neg) {
         vmaxps(v(slot), v(slot), ptr[reg_pd + disp]);
         vmovups(ptr[reg_pd + reg_to + disp], v(slot));
     }
-    if (cfg_.prefetch_pass) add(next, 64 * next_lines);
+    if (cfg_.prefetch_pass) add(reg_next, 64 * next_lines);
 }
 
 void vertical_generator::skewed_load16(int slot, int r, const Address &a, bool neg) {

@@ -5,6 +5,7 @@
 #include "backend/jit/canonical.hpp"
 #include "backend/jit/isa.hpp"
 #include "backend/jit/jit_backend.hpp"
+#include "backend/jit/jit_config.hpp"
 #include "backend/jit/plan.hpp"
 #include "backend/jit/run_range.hpp"
 #include "src/threading.hpp"
@@ -36,7 +37,7 @@ public:
     outer_first_kernel(const outer_first_split &s, const thread_pool &pool)
         : s_(s)
         , pool_(pool)
-        , esz_(s.outer.dt == data_type::f32 ? 4 : 2)
+        , esz_(static_cast<int64_t>(dt_size(s.outer.dt)))
         , name_(std::string("jit:") + max_isa_name() + ":reduce_outer_first") {}
 
     // Whole stages: both kernels on the pool.
@@ -152,7 +153,7 @@ bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
     }
     int64_t rows = 1;
     for (int i = 0; i < k0; ++i) rows *= d[i].n;
-    const int64_t block = d[k0].ss * d[k0].n, esz = p.dt == data_type::f32 ? 4 : 2;
+    const int64_t block = d[k0].ss * d[k0].n, esz = static_cast<int64_t>(dt_size(p.dt));
     if (!reduced_inside || rows < min_outer_rows || rows * block * esz < min_src_bytes
             || d[k0].ss * esz > buffer_bytes)
         return false;
@@ -192,9 +193,9 @@ bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
 kernel_ptr make_outer_first(const outer_first_split &s, const thread_pool &pool,
         std::string *why_not) {
     auto k = std::make_shared<outer_first_kernel>(s, pool);
-    const int64_t esz = s.outer.dt == data_type::f32 ? 4 : 2;
-    const bool ok = s.block_elems * esz <= whole_block_bytes ? k->make_whole(why_not)
-                                                            : k->make_pieces(why_not);
+    const bool ok = s.block_elems * static_cast<int64_t>(dt_size(s.outer.dt)) <= whole_block_bytes
+            ? k->make_whole(why_not)
+            : k->make_pieces(why_not);
     return ok ? k : nullptr;
 }
 

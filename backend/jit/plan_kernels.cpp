@@ -85,6 +85,47 @@ bool far_prefetch(const plan &P) {
     return P.dt != data_type::f32 && std::min<int64_t>(P.jd.n * P.esz, vertical_tile_bytes) >= 32 * 1024;
 }
 
+// How a vertical tile (cfg, from tile_config) prefetches: the first rule
+// that fits. Rows that follow one another with a tile as wide as a row
+// read a pass's rows as one contiguous block, which the next pass follows.
+void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_config &cfg) {
+    const int64_t row_bytes = P.jd.n * P.esz;
+    const bool rows_follow = isa == isa_t::avx512_core && P.rows.ss == row_bytes;
+    const bool half_l3 = prefetch_src(P.src_bytes, streams::many_16bit_far);
+    if (rows_follow && P.rows.n < 16 && row_bytes <= vertical_tile_bytes && half_l3) {
+        // Slices of under 16 rows (channels-last reducing H or W of small
+        // maps), from half the L3's size: each slice is a few short
+        // streams, then the next slice; the rows prefetch 16 KiB ahead, a
+        // slice or so. Zen 4, same-run A/Bs, % of the roofline: bf16
+        // 14x14x512 reducing W 25 -> 44-48 (59 -> 86 in a faster hour),
+        // f32 44 -> 49-64, f16 7x7x2048 48 -> 50-64 (8, 16 and 32 KiB
+        // ahead), f32 7x7x2048 reducing H 50 -> 59.
+        cfg.prefetch = true;
+        cfg.prefetch_bytes = 16 * 1024;
+    } else if (rows_follow && from_memory && row_bytes <= 16 * 1024) {
+        // From memory, passes of rows up to 16 KiB take the next pass's
+        // rows instead of each row's line 1 KiB ahead (which, at the row's
+        // end, falls into rows the pass reads): 4096x4096 axis 2 f16 87 ->
+        // 90, bf16 86-89 -> 94, f32 113 -> 114; 64x64x64x64 axis 1 bf16 82
+        // -> 89, f32 109 -> 114; 2x2048x4096 axis 1 f32 110 -> 117.
+        cfg.prefetch = false;
+        cfg.fused16 = P.dt != data_type::f32 && P.rows.ss % 64 == 0;  // as the prefetching tiles
+        cfg.prefetch_pass = true;
+    } else if (rows_follow && !from_memory && row_bytes <= 4096 && half_l3) {
+        // Rows of at most 4 KiB (a pass reads 16 of them, streams too short
+        // for the hardware prefetchers) from half the L3's size: the next
+        // pass's rows, in memory order. f32 channels-last 14x14x512 and
+        // 7x7x512 reducing H and W 50-53 -> 65-68, NCHW 28x28 reducing C
+        // f32 62-69 -> 73, bf16 52-68 -> 61-70; 8 KiB rows and more (bf16
+        // 2048x4096 axis 0 82 -> 75, f32 1300x4800 85 -> 79 in one hour,
+        // 59 -> 71 and 80 -> 87 in another) and 8 MiB (f32 8x64x64x64
+        // axis 1 92 -> 74) did not gain.
+        cfg.prefetch_pass = true;
+    } else if (from_memory && far_prefetch(P)) {
+        cfg.prefetch_bytes = 4096;
+    }
+}
+
 // Whether output o of the flat order (flat_output_dims) sits at o
 // elements from dst's start.
 bool dst_dense_in_flat_order(const plan &P) {
@@ -217,46 +258,7 @@ void choose_kernels(plan &P, isa_t isa) {
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
-        if (from_memory && far_prefetch(P)) cfg.prefetch_bytes = 4096;
-        // Slices of under 16 rows one after another, a tile as wide as a
-        // row (channels-last reducing H or W of small maps), from half the
-        // L3's size: each slice is a few short streams, then the next
-        // slice; the rows prefetch 16 KiB ahead, a slice or so. Zen 4,
-        // same-run A/Bs, % of the roofline: bf16 14x14x512 reducing W 25
-        // -> 44-48 (59 -> 86 in a faster hour), f32 44 -> 49-64, f16
-        // 7x7x2048 48 -> 50-64 (8, 16 and 32 KiB ahead), f32 7x7x2048
-        // reducing H 50 -> 59.
-        if (isa == isa_t::avx512_core && P.rows.n < 16 && P.rows.ss == P.jd.n * P.esz
-                && P.jd.n * P.esz <= vertical_tile_bytes
-                && prefetch_src(P.src_bytes, streams::many_16bit_far)) {
-            cfg.prefetch = true;
-            cfg.prefetch_bytes = 16 * 1024;
-        }
-        // Rows of at most 4 KiB one after another (a pass reads 16 of them,
-        // streams too short for the hardware prefetchers) from half the
-        // L3's size: the next pass's rows, in memory order. Zen 4, same-run
-        // A/Bs, % of the roofline: f32 channels-last 14x14x512 and 7x7x512
-        // reducing H and W 50-53 -> 65-68, NCHW 28x28 reducing C f32 62-69
-        // -> 73, bf16 52-68 -> 61-70; 8 KiB rows and more (bf16 2048x4096
-        // axis 0 82 -> 75, f32 1300x4800 85 -> 79 in one hour, 59 -> 71 and
-        // 80 -> 87 in another) and 8 MiB (f32 8x64x64x64 axis 1 92 -> 74)
-        // did not gain.
-        cfg.prefetch_pass = isa == isa_t::avx512_core && !from_memory
-                && P.rows.ss == P.jd.n * P.esz && P.jd.n * P.esz <= 4096
-                && prefetch_src(P.src_bytes, streams::many_16bit_far);
-        // From memory, rows of up to 16 KiB one after another take the
-        // next pass's rows too, instead of each row's line 1 KiB ahead
-        // (which, at the row's end, falls into rows the pass reads):
-        // same-run A/Bs, % of the roofline, 4096x4096 axis 2 f16 87 ->
-        // 90, bf16 86-89 -> 94, f32 113 -> 114; 64x64x64x64 axis 1 bf16
-        // 82 -> 89, f32 109 -> 114; 2x2048x4096 axis 1 f32 110 -> 117.
-        // (Passes of 16 rows: slices of fewer keep the rule above.)
-        if (from_memory && isa == isa_t::avx512_core && P.rows.ss == P.jd.n * P.esz
-                && P.jd.n * P.esz <= 16 * 1024 && P.rows.n >= 16) {
-            cfg.prefetch = false;
-            cfg.fused16 = P.dt != data_type::f32 && P.rows.ss % 64 == 0;  // as the prefetching tiles
-            cfg.prefetch_pass = true;
-        }
+        choose_tile_prefetch(P, isa, from_memory, cfg);
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
@@ -276,7 +278,8 @@ void choose_kernels(plan &P, isa_t isa) {
         kernel_config w = cfg;
         w.family = family_t::vert_reg;
         w.unroll = static_cast<int>(max_period / 16);
-        w.prefetch = w.fused16 = false;
+        w.prefetch = w.fused16 = w.prefetch_pass = false;  // tiles' only
+        w.prefetch_bytes = 0;
         P.chunk_code = get_code(w);
     }
     // Short inner rows whose rows dim is far apart (more than a block of 16

@@ -58,16 +58,15 @@ struct odometer {
     }
 };
 
-// Calls f with the tile scratch the plan's kernels take, at a 4 KiB
-// boundary (plan::tile_scratch_bytes), or null. On the stack, sized for the
-// plan: up to 68 KiB, 20 KiB for 16 KiB of columns (decisions.md, Stack).
-// with_stack_scratch: as many bytes, any use.
+// Calls f with `bytes` of stack at a 4 KiB boundary, or null for none.
 template <typename F>
 void with_stack_scratch(int64_t bytes, const F &f) {
     if (!bytes) return f(nullptr);
     auto room = reinterpret_cast<uintptr_t>(__builtin_alloca(bytes + 4095));
     f(reinterpret_cast<void *>((room + 4095) & ~uintptr_t(4095)));
 }
+// The tile scratch the plan's kernels take (plan::tile_scratch_bytes):
+// up to 68 KiB, 20 KiB for 16 KiB of columns (decisions.md, Stack).
 template <typename F>
 void with_tile_scratch(const plan &P, const F &f) {
     with_stack_scratch(P.tile_scratch_bytes, f);
