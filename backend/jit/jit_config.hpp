@@ -54,10 +54,16 @@ struct kernel_config {
     // wide as a row: the skewed blocks prefetch the next pass's rows, the
     // block of src after this pass's, in memory order (one line a load).
     bool prefetch_pass = false;
+    // vert_reg, AVX-512: the rows and columns of a slice the code is
+    // unrolled for (0: none). Fresh calls of exactly that block take
+    // straight-line slices in vectors only as wide as the columns
+    // (gen_vertical_fixed.cpp); other calls run the general loop.
+    int block_rows = 0;
+    int block_cols = 0;
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
-                prefetch_bytes, prefetch_pass);
+                prefetch_bytes, prefetch_pass, block_rows, block_cols);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -76,6 +82,8 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.fused16));
         mix(static_cast<size_t>(c.prefetch_bytes));
         mix(static_cast<size_t>(c.prefetch_pass));
+        mix(static_cast<size_t>(c.block_rows));
+        mix(static_cast<size_t>(c.block_cols));
         return h;
     }
 };

@@ -218,16 +218,20 @@ void jit_generator::bcast16(const Xmm &v, uint16_t bits) {
 
 void jit_generator::select16(const Xmm &smax, const Xmm &umin, const Xmm &umax,
         const Xmm &t) {
+    // The constants at smax's width (the fixed blocks' xmm and ymm).
+    auto sized = [&](const Xmm &c) -> Xmm {
+        if (smax.isZMM()) return Zmm(c.getIdx());
+        if (smax.isYMM()) return Ymm(c.getIdx());
+        return Xmm(c.getIdx());
+    };
+    const Xmm ninf = sized(c_neg_inf()), qnan = sized(c_qnan());
     if (is512()) {
         vpmovw2m(k_ord_, smax);  // the lanes that saw only negatives
         vmovdqu16(smax | k_ord_, umin);
-        negative_nan_lanes(k_ord_, umax);
-        vmovdqu16(smax | k_ord_, c_qnan());
+        vpcmpuw(k_ord_, ninf, umax, 1);  // the negative NaNs (negative_nan_lanes)
+        vmovdqu16(smax | k_ord_, qnan);
         return;
     }
-    const bool half = smax.isXMM();
-    const Xmm ninf = half ? Xmm(c_neg_inf().getIdx()) : c_neg_inf();
-    const Xmm qnan = half ? Xmm(c_qnan().getIdx()) : c_qnan();
     vpsraw(t, smax, 15);  // the lanes that saw only negatives
     vpblendvb(smax, smax, umin, t);
     vpmaxuw(t, umax, ninf);

@@ -1,0 +1,147 @@
+// `vert_reg` fixed blocks (gen_vertical_reg.hpp, "Fixed blocks"): slices
+// of few rows and columns, NCHW reducing H of 7x7 or 14x14 maps. There the
+// general loop spends more instructions on its row loop, sets and tail
+// than on the rows.
+#include <cstddef>
+
+#include "backend/jit/gen_vertical_reg.hpp"
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+#define ARG(field) qword[reg_args + offsetof(vert_call, field)]
+
+int vertical_reg_generator::fixed_width() const {
+    const int bytes = cfg_.block_cols * ssz();
+    return bytes <= 16 ? 16 : bytes <= 32 ? 32 : 64;
+}
+
+int vertical_reg_generator::fixed_vectors() const {
+    const int w = fixed_width();
+    return (cfg_.block_cols * ssz() + w - 1) / w;
+}
+
+bool vertical_reg_generator::fixed_masked(int i) const {
+    return i == fixed_vectors() - 1 && cfg_.block_cols * ssz() % fixed_width() != 0;
+}
+
+Xbyak::Xmm vertical_reg_generator::fw(int idx) const {
+    switch (fixed_width()) {
+        case 16: return Xmm(idx);
+        case 32: return Ymm(idx);
+        default: return Zmm(idx);
+    }
+}
+
+Address vertical_reg_generator::fixed_row(int r, int disp) const {
+    const Reg64 bases[] = {reg_src, r8, r9, rax};
+    const Reg64 base = bases[r / 4];
+    switch (r % 4) {
+        case 0: return ptr[base + disp];
+        case 1: return ptr[base + reg_rs + disp];
+        case 2: return ptr[base + reg_rs * 2 + disp];
+        default: return ptr[base + r11 + disp];
+    }
+}
+
+void vertical_reg_generator::fixed_entry(const Label &general) {
+    const int R = cfg_.block_rows;
+    cmp(ARG(accumulate), 0);
+    jne(general, T_NEAR);
+    cmp(ARG(rows), R);
+    jne(general, T_NEAR);
+    cmp(ARG(ncols), cfg_.block_cols);
+    jne(general, T_NEAR);
+    const int lanes = fixed_width() / ssz();
+    const int tail = cfg_.block_cols - (fixed_vectors() - 1) * lanes;
+    mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
+    kmovd(k_tail_, eax);
+    lea(r11, ptr[reg_rs + reg_rs * 2]);
+    Label l_slice, l_done;
+    L(l_slice);
+    {
+        if (R > 4) lea(r8, ptr[reg_src + reg_rs * 4]);
+        if (R > 8) lea(r9, ptr[r8 + reg_rs * 4]);
+        if (R > 12) lea(rax, ptr[r9 + reg_rs * 4]);
+        if (raw16()) fixed_slice16();
+        else fixed_slice_f32();
+        add(reg_src, ARG(outer_src_stride));
+        add(reg_dst, ARG(outer_dst_stride));
+        dec(reg_outer);
+        jnz(l_slice, T_NEAR);
+    }
+    if (!raw16()) {
+        // A NaN somewhere: the general loop redoes the call from the start
+        // (fresh: dst holds nothing it needs).
+        test_invalid_flag();
+        jz(l_done, T_NEAR);
+        clear_fp_flags();
+        mov(reg_src, ARG(src));
+        mov(reg_dst, ARG(dst));
+        mov(reg_outer, ARG(n_outer));
+        jmp(general, T_NEAR);
+    }
+    L(l_done);
+}
+
+void vertical_reg_generator::fixed_slice_f32() {
+    const int nvec = fixed_vectors(), w = fixed_width();
+    auto a = [&](int r, int i) { return fw((r % 2) * nvec + i); };
+    for (int r = 0; r < cfg_.block_rows; ++r) {
+        for (int i = 0; i < nvec; ++i) {
+            const Address src = fixed_row(r, i * w);
+            const Xmm v = a(r, i);
+            if (r < 2) {
+                if (fixed_masked(i)) vmovups(v | k_tail_ | T_z, src);
+                else vmovups(v, src);
+            } else {
+                if (fixed_masked(i)) vmaxps(v | k_tail_, v, src);
+                else vmaxps(v, v, src);
+            }
+        }
+    }
+    for (int i = 0; i < nvec; ++i) {
+        // Junk lanes are zero on both sides: no flag, never stored.
+        vmaxps(a(0, i), a(0, i), a(1, i));
+        const Address d = ptr[reg_dst + i * w];
+        if (fixed_masked(i)) vmovups(d | k_tail_, a(0, i));
+        else vmovups(d, a(0, i));
+    }
+}
+
+void vertical_reg_generator::fixed_slice16() {
+    const int nvec = fixed_vectors(), w = fixed_width(), last = cfg_.block_rows - 1;
+    auto s = [&](int i) { return fw(i); };
+    auto u = [&](int i) { return fw(8 + i); };
+    auto m = [&](int i) { return fw(16 + i); };
+    const Xmm t = fw(29);
+    for (int i = 0; i < nvec; ++i) {
+        vmovdqu32(s(i), fixed_row(0, i * w));
+        vmovdqa32(u(i), s(i));
+        vmovdqa32(m(i), s(i));
+    }
+    for (int r = 1; r <= last; ++r) {
+        for (int i = 0; i < nvec; ++i) {
+            const Address src = fixed_row(r, i * w);
+            // One load a row: three memory operands were three L1 reads.
+            const int temps[] = {24, 25, 30, 31};  // around the constants (26, 28)
+            const Xmm x = fw(temps[(r % 2) * 2 + i % 2]);
+            if (r == last && fixed_masked(i)) vmovdqu16(x | k_tail_ | T_z, src);
+            else vmovdqu32(x, src);
+            vpmaxsw(s(i), s(i), x);
+            vpmaxuw(u(i), u(i), x);
+            vpminuw(m(i), m(i), x);
+        }
+    }
+    for (int i = 0; i < nvec; ++i) {
+        select16(s(i), m(i), u(i), t);
+        const Address d = ptr[reg_dst + i * w];
+        if (fixed_masked(i)) vmovdqu16(d | k_tail_, s(i));
+        else vmovdqu32(d, s(i));
+    }
+}
+
+#undef ARG
+
+} // namespace crest::impl::jit

@@ -1,0 +1,149 @@
+// The `vert_reg` family's generator (gen_vertical_reg.cpp, its fixed
+// blocks in gen_vertical_fixed.cpp): few columns (at most 16 vectors), the
+// whole column block in registers while every row streams past, so no dst
+// round trip per row. ncols must be in ((unroll - 1) * vlen, unroll *
+// vlen]; AVX2 also needs a whole number of 8-lane vectors (no masked loads
+// there).
+#pragma once
+
+#include <functional>
+
+#include "backend/jit/jit_generator.hpp"
+
+namespace crest::impl::jit {
+
+class vertical_reg_generator : public jit_generator {
+public:
+    using jit_generator::jit_generator;
+
+private:
+    using Reg64 = Xbyak::Reg64;
+    using Label = Xbyak::Label;
+    using Xmm = Xbyak::Xmm;
+    using Address = Xbyak::Address;
+
+    const Reg64 reg_args = rdi;
+    const Reg64 reg_src = rsi;
+    const Reg64 reg_dst = rdx;
+    const Reg64 reg_outer = rcx;
+    const Reg64 reg_row = r8;
+    const Reg64 reg_rows = r9;
+    const Reg64 reg_rs = r10;
+    const Reg64 reg_rs3 = r11;   // 3 * row stride (first the tail count)
+
+    void generate() override;
+
+    int nv() const { return cfg_.unroll; }
+    // Accumulator sets: consecutive rows go to different sets, so that the
+    // max chain of one set (in the exact path a compare into a mask, then a
+    // masked max) overlaps the next row's. On AVX-512 up to 4 sets fit in
+    // zmm0-15.
+    int sets() const {
+        if (!is512()) return 1;
+        int s = 1;
+        while (s < 4 && 2 * s * nv() <= 16) s *= 2;
+        return s;
+    }
+    Xmm acc(int i, int set = 0) const { return vmm(set * nv() + i); }
+    Xmm x(int i) const { return is512() ? vmm(16 + i) : vmm(8 + i % 4); }
+    Xmm tmp(int i) const { return is512() ? vmm(16 + i) : vmm(12 + i % 4); }
+    bool masked(int i) const { return is512() && i == nv() - 1; }
+
+    void ld(int i, const Xmm &v, const Address &a, data_type dt) {
+        if (masked(i)) load_tail(v, a, dt);
+        else load(v, a, dt);
+    }
+
+    // Row `set` past reg_row (reg_rs3 holds 3 * row stride).
+    Address row(int set, int i) const;
+    void one_row(int set);
+
+    // Every row of the outer slice at reg_src (rows at the row stride) into
+    // the sets, starting from dst when accumulating, else from -inf; then
+    // `take(set, grouped)` for each row (grouped: one of a group of sets()
+    // rows, taken in set order) and `join(a, b)` to merge the sets into
+    // set 0.
+    void rows(const std::function<void(int, bool)> &take,
+            const std::function<void(const Xmm &, const Xmm &)> &join,
+            const std::function<void(const Xmm &)> &from_dst);
+
+    // The NaN-aware max throughout.
+    void rows_exact();
+
+    // The rows straight from memory into plain maxes (AVX-512: the last
+    // vector's under the tail mask, junk lanes neither read nor NaN); a
+    // NaN read, or in dst when accumulating (set 0 starts from dst, an
+    // operand of the first row's max), raises the invalid flag
+    // (jit_generator::fp_env_enter), tested once per slice: ZF clear (jnz
+    // taken) when it fired, and the slice is then redone exactly. The
+    // masked compares this replaced (one per two rows' vectors, as the
+    // tiles had) held channels-last 32x64x56x56 axes 2,3 on Zen 4 at
+    // 85-88% of the roofline, 99% without (from memory, 196 MiB, they
+    // were 2-3 points ahead: 102% against 99-100%). AVX2 (whole vectors
+    // only, plan_kernels.cpp) had the NaN-aware max itself.
+    void rows_flagged();
+
+    // --- bf16/f16 (jit_generator::raw16()): raw 16-bit bits ---
+    // Each vector of columns (AVX-512: 32, AVX2: 16) keeps the signed max,
+    // the unsigned min and the unsigned max of its raw bits, as the tiles
+    // do (design.md): 3 ops per row, no compare into a mask, which was the
+    // bottleneck of the widening path, and no key conversions.
+    int npv() const { return (cfg_.unroll + 1) / 2; }  // unroll counts f32 vectors
+    int vbytes() const { return 2 * vlen16(); }
+    // Vector i's register idx: on AVX2 a last vector of 8 columns (tail_)
+    // is an xmm.
+    Xmm sized(int i, int idx) const {
+        if (!is512() && pmasked(i)) return Xbyak::Xmm(idx);
+        return vmm(idx);
+    }
+    Xmm smax(int i) const { return sized(i, i); }
+    Xmm umax(int i) const { return sized(i, is512() ? 8 + i : 4 + i); }
+    Xmm umin(int i) const { return sized(i, is512() ? 16 + i : 8 + i); }
+    Xmm px(int i) const { return sized(i, is512() ? 29 : 14); }
+    Xmm neg_inf16(int i) const { return sized(i, c_neg_inf().getIdx()); }
+    // The last vector takes a 16-bit masked load (AVX2: a half-width one)
+    // only when the columns end inside it: such a load costs several times
+    // a plain one here, so a column count that fills its vectors runs a
+    // copy of the loop without.
+    bool tail_ = true;
+    bool pmasked(int i) const { return tail_ && i == npv() - 1; }
+
+    void ld16(int i, const Xmm &v, const Address &a);
+    // Vector i's answer (select16) into smax(i), stored.
+    void select_store16(int i);
+    void generate_keys();
+    // Every outer slice: fresh or accumulated start, all rows, NaN fix-up, store.
+    void outer_loop_keys();
+
+    // --- Fixed blocks (cfg_.block_rows, gen_vertical_fixed.cpp) ---
+    // A fresh call (no accumulate) of exactly block_rows x block_cols per
+    // slice runs fixed_slices(): each slice straight-line, every row a
+    // max with a memory operand, in vectors as wide as the columns need
+    // (16, 32 or 64 bytes: a 7-column slice of 16-bit elements is one xmm,
+    // where the general loop keeps a masked zmm and loops over the rows).
+    // Other calls jump to `general` with the registers as on entry.
+    bool fixed() const {
+        return is512() && cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt;
+    }
+    void fixed_entry(const Label &general);
+    // The block's vectors: their width in bytes and count, the columns of
+    // the last (masked when short of a full vector).
+    int fixed_width() const;
+    int fixed_vectors() const;
+    bool fixed_masked(int i) const;
+    Xmm fw(int idx) const;  // register idx at fixed_width()
+    // Row r of the slice at reg_src, byte offset disp: rows 4k .. 4k + 3
+    // from base k (reg_src, r8, r9, rax), rows of reg_rs apart.
+    Address fixed_row(int r, int disp) const;
+    // f32: rows alternate between two accumulator sets, joined at the end;
+    // a NaN raises the invalid flag, tested once a call (the call is then
+    // redone by the general loop, which finds and fixes the slices).
+    void fixed_slice_f32();
+    // 16-bit: the three statistics of each vector, straight from memory;
+    // a row before the last reads its vector whole (junk lanes past the
+    // columns, inside the next row, are never stored), the last row under
+    // the tail mask (past the slice may lie past src).
+    void fixed_slice16();
+};
+
+} // namespace crest::impl::jit

@@ -1,0 +1,99 @@
+// Register columns over slices of a fixed block (kernel_config::block_rows,
+// gen_vertical_fixed.cpp): NCHW reducing H of small maps and their kin,
+// against the ref oracle, and the plans that choose them.
+#include "tests/jit/jit_reduce_fixture.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace crest::impl::jit::test {
+namespace {
+
+// Slices of 2-16 rows of 1 column to 512 bytes (xmm, ymm, zmm, up to 8
+// zmm, a masked last vector or none), then 17 rows (the general loop).
+// Each: random data; NaN of either sign in the last slice's last row and
+// column, and in a row before the last (whose vectors read past their
+// columns into the next row); a NaN in the column just past a slice's
+// columns of a padded row (read as junk, never an answer); negative data
+// (the unsigned min); an extra reduced dim (calls that accumulate, the
+// general loop); padded rows and slices; two threads' chunks.
+TEST_P(JitReduce, FixedBlocks) {
+    const size_t es = esize(dt());
+    const uint32_t neg_nan = dt() == data_type::f32 ? 0xffc00001u : dt() == data_type::bf16 ? 0xffc1u : 0xfe01u;
+    const uint32_t pos_nan = qnan_bits(dt());
+    for (int64_t r : {2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17}) {
+        for (int64_t c : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129, 255, 256}) {
+            if (c * int64_t(es) > 1024) continue;
+            const int64_t n = 37;
+            const size_t total = size_t(n * r * c);
+            run(make_problem(dt(), {n, r, c}, 0b010));
+            for (uint32_t nan : {pos_nan, neg_nan}) {
+                run(make_problem(dt(), {n, r, c}, 0b010), {{total - 1}, false, nan});
+                run(make_problem(dt(), {n, r, c}, 0b010), {{size_t(5 * r * c + c / 2)}, false, nan});
+            }
+            // A NaN in the padding after each row's columns (but the
+            // last, past src): src holds it, the problem does not.
+            std::vector<size_t> pads;
+            for (int64_t i = 0; i + 1 < n * r; ++i) pads.push_back(size_t(i * (c + 1) + c));
+            run(make_problem(dt(), {n, r, c}, 0b010, {r * (c + 1), c + 1, 1}, {}), {pads, false});
+            planting neg;
+            neg.negative = true;
+            run(make_problem(dt(), {n, r, c}, 0b010), neg);
+            run(make_problem(dt(), {3, n, r, c}, 0b0101));
+            run(make_problem(dt(), {n, r, c}, 0b010, {r * c + 5, c, 1}, {}));
+        }
+    }
+    // Large enough for the thread split (and a NaN in the second chunk).
+    run(make_problem(dt(), {4000, 7, 7}, 0b010));
+    run(make_problem(dt(), {4000, 7, 7}, 0b010), {{size_t(3000 * 49 + 20)}, false});
+}
+
+// A slice's last row reads its vector under the tail mask: the block that
+// ends src can end at a page nothing follows.
+TEST_P(JitReduce, FixedBlocksEndAtAPage) {
+    const size_t es = esize(dt()), page = size_t(sysconf(_SC_PAGESIZE));
+    for (int64_t c : {1, 5, 7, 9, 17, 33}) {
+        const int64_t n = 50, r = 7;
+        const reduce_problem p = make_problem(dt(), {n, r, c}, 0b010);
+        const size_t bytes = size_t(n * r * c) * es;
+        const size_t span_pages = (bytes + page - 1) / page + 1;
+        auto *base = static_cast<uint8_t *>(mmap(nullptr, span_pages * page, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        ASSERT_NE(base, MAP_FAILED);
+        ASSERT_EQ(mprotect(base + (span_pages - 1) * page, page, PROT_NONE), 0);
+        uint8_t *src = base + (span_pages - 1) * page - bytes;
+        std::mt19937 rng(static_cast<unsigned>(c));
+        for (size_t i = 0; i < size_t(n * r * c); ++i) put(src, i, dt(), random_bits(dt(), rng, false));
+        std::string why;
+        kernel_ptr k = make_reduce_max(p, pool2(), &why);
+        ASSERT_TRUE(k) << why;
+        std::vector<uint8_t> got(size_t(n * c) * es), want(got.size());
+        const void *in[] = {src};
+        void *out[] = {got.data()};
+        k->execute(in, out);
+        ref::reduce_max(p, src, want.data());
+        EXPECT_EQ(got, want) << "c=" << c;
+        munmap(base, span_pages * page);
+    }
+}
+
+// AVX-512 unrolls slices of 2-16 rows of at most 512 bytes whose rows lie
+// at least a row's columns apart; AVX2 (no masks), longer slices and
+// wider rows keep the general loop.
+TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const bool z = max_isa() == isa_t::avx512_core;
+    auto block = [](const plan &P) {
+        return P.code ? std::make_pair(P.code->cfg.block_rows, P.code->cfg.block_cols) : std::make_pair(-1, -1);
+    };
+    using rc = std::pair<int, int>;
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), z ? rc(7, 7) : rc(0, 0));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), z ? rc(14, 14) : rc(0, 0));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 128}, 0b0100))), z ? rc(16, 128) : rc(0, 0));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 128, 28, 28}, 0b0100))), rc(0, 0));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 129}, 0b0100))).first, 0);
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 512, 16, 256}, 0b0100))), z ? rc(16, 256) : rc(0, 0));
+}
+
+} // namespace
+} // namespace crest::impl::jit::test
