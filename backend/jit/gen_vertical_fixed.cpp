@@ -59,18 +59,50 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     kmovd(k_tail_, eax);
     lea(r11, ptr[reg_rs + reg_rs * 2]);
     Label l_slice, l_done;
-    L(l_slice);
-    {
+    // Groups of up to fixed_group_max vectors: the full ones in a loop
+    // (reg_fixed_cnt), then the rest, which holds the masked vector if any.
+    const int nvec = fixed_vectors();
+    int groups = nvec / fixed_group_max, rest = nvec % fixed_group_max;
+    if (rest == 0) {
+        --groups;
+        rest = fixed_group_max;
+    }
+    const int group_bytes = fixed_group_max * fixed_width();
+    auto bases = [&] {
         if (R > 4) lea(r8, ptr[reg_src + reg_rs * 4]);
         if (R > 8) lea(r9, ptr[r8 + reg_rs * 4]);
         if (R > 12) lea(rax, ptr[r9 + reg_rs * 4]);
-        if (raw16()) fixed_slice16();
-        else fixed_slice_f32();
+    };
+    auto group = [&](int n, bool masked_last) {
+        if (raw16()) fixed_group16(n, masked_last);
+        else fixed_group_f32(n, masked_last);
+    };
+    if (groups > 0) push(reg_fixed_cnt);
+    L(l_slice);
+    {
+        if (groups > 0) {
+            Label l_group;
+            mov(reg_fixed_cnt, groups);
+            L(l_group);
+            bases();
+            group(fixed_group_max, false);
+            add(reg_src, group_bytes);
+            add(reg_dst, group_bytes);
+            dec(reg_fixed_cnt);
+            jnz(l_group, T_NEAR);
+        }
+        bases();
+        group(rest, fixed_masked(nvec - 1));
+        if (groups > 0) {
+            sub(reg_src, groups * group_bytes);
+            sub(reg_dst, groups * group_bytes);
+        }
         add(reg_src, ARG(outer_src_stride));
         add(reg_dst, ARG(outer_dst_stride));
         dec(reg_outer);
         jnz(l_slice, T_NEAR);
     }
+    if (groups > 0) pop(reg_fixed_cnt);
     if (!raw16()) {
         // A NaN somewhere: the general loop redoes the call from the start
         // (fresh: dst holds nothing it needs).
@@ -85,18 +117,19 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     L(l_done);
 }
 
-void vertical_reg_generator::fixed_slice_f32() {
-    const int nvec = fixed_vectors(), w = fixed_width();
+void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
+    const int w = fixed_width();
+    auto tail_vec = [&](int i) { return masked_last && i == nvec - 1; };
     auto a = [&](int r, int i) { return fw((r % 2) * nvec + i); };
     for (int r = 0; r < cfg_.block_rows; ++r) {
         for (int i = 0; i < nvec; ++i) {
             const Address src = fixed_row(r, i * w);
             const Xmm v = a(r, i);
             if (r < 2) {
-                if (fixed_masked(i)) vmovups(v | k_tail_ | T_z, src);
+                if (tail_vec(i)) vmovups(v | k_tail_ | T_z, src);
                 else vmovups(v, src);
             } else {
-                if (fixed_masked(i)) vmaxps(v | k_tail_, v, src);
+                if (tail_vec(i)) vmaxps(v | k_tail_, v, src);
                 else vmaxps(v, v, src);
             }
         }
@@ -105,13 +138,14 @@ void vertical_reg_generator::fixed_slice_f32() {
         // Junk lanes are zero on both sides: no flag, never stored.
         vmaxps(a(0, i), a(0, i), a(1, i));
         const Address d = ptr[reg_dst + i * w];
-        if (fixed_masked(i)) vmovups(d | k_tail_, a(0, i));
+        if (tail_vec(i)) vmovups(d | k_tail_, a(0, i));
         else vmovups(d, a(0, i));
     }
 }
 
-void vertical_reg_generator::fixed_slice16() {
-    const int nvec = fixed_vectors(), w = fixed_width(), last = cfg_.block_rows - 1;
+void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
+    const int w = fixed_width(), last = cfg_.block_rows - 1;
+    auto tail_vec = [&](int i) { return masked_last && i == nvec - 1; };
     auto s = [&](int i) { return fw(i); };
     auto u = [&](int i) { return fw(8 + i); };
     auto m = [&](int i) { return fw(16 + i); };
@@ -127,7 +161,7 @@ void vertical_reg_generator::fixed_slice16() {
             // One load a row: three memory operands were three L1 reads.
             const int temps[] = {24, 25, 30, 31};  // around the constants (26, 28)
             const Xmm x = fw(temps[(r % 2) * 2 + i % 2]);
-            if (r == last && fixed_masked(i)) vmovdqu16(x | k_tail_ | T_z, src);
+            if (r == last && tail_vec(i)) vmovdqu16(x | k_tail_ | T_z, src);
             else vmovdqu32(x, src);
             vpmaxsw(s(i), s(i), x);
             vpmaxuw(u(i), u(i), x);
@@ -137,7 +171,7 @@ void vertical_reg_generator::fixed_slice16() {
     for (int i = 0; i < nvec; ++i) {
         select16(s(i), m(i), u(i), t);
         const Address d = ptr[reg_dst + i * w];
-        if (fixed_masked(i)) vmovdqu16(d | k_tail_, s(i));
+        if (tail_vec(i)) vmovdqu16(d | k_tail_, s(i));
         else vmovdqu32(d, s(i));
     }
 }

@@ -117,17 +117,21 @@ private:
 
     // --- Fixed blocks (cfg_.block_rows, gen_vertical_fixed.cpp) ---
     // A fresh call (no accumulate) of exactly block_rows x block_cols per
-    // slice runs fixed_slices(): each slice straight-line, every row a
-    // max with a memory operand, in vectors as wide as the columns need
-    // (16, 32 or 64 bytes: a 7-column slice of 16-bit elements is one xmm,
-    // where the general loop keeps a masked zmm and loops over the rows).
-    // Other calls jump to `general` with the registers as on entry.
+    // slice runs each slice straight-line, every row a max with a memory
+    // operand (16-bit: a load and the three statistics), in vectors as
+    // wide as the columns need (16, 32 or 64 bytes: a 7-column slice of
+    // 16-bit elements is one xmm, where the general loop keeps a masked
+    // zmm and loops over the rows), wider slices in groups of up to
+    // fixed_group_max vectors. Other calls jump to `general` with the
+    // registers as on entry.
     bool fixed() const {
         return is512() && cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt;
     }
+    static constexpr int fixed_group_max = 8;
+    const Reg64 reg_fixed_cnt = rbx;  // groups left in the slice (saved)
     void fixed_entry(const Label &general);
-    // The block's vectors: their width in bytes and count, the columns of
-    // the last (masked when short of a full vector).
+    // The block's vectors: their width in bytes and count; whether vector
+    // i is the last and short of a full vector (masked).
     int fixed_width() const;
     int fixed_vectors() const;
     bool fixed_masked(int i) const;
@@ -135,15 +139,16 @@ private:
     // Row r of the slice at reg_src, byte offset disp: rows 4k .. 4k + 3
     // from base k (reg_src, r8, r9, rax), rows of reg_rs apart.
     Address fixed_row(int r, int disp) const;
+    // nvec vectors of every row from reg_src into dst at reg_dst, the last
+    // masked when masked_last.
     // f32: rows alternate between two accumulator sets, joined at the end;
     // a NaN raises the invalid flag, tested once a call (the call is then
     // redone by the general loop, which finds and fixes the slices).
-    void fixed_slice_f32();
-    // 16-bit: the three statistics of each vector, straight from memory;
-    // a row before the last reads its vector whole (junk lanes past the
-    // columns, inside the next row, are never stored), the last row under
-    // the tail mask (past the slice may lie past src).
-    void fixed_slice16();
+    void fixed_group_f32(int nvec, bool masked_last);
+    // 16-bit: a row before the last reads its vectors whole (junk lanes
+    // past the columns, inside the next row, are never stored), the last
+    // row under the tail mask (past the slice may lie past src).
+    void fixed_group16(int nvec, bool masked_last);
 };
 
 } // namespace crest::impl::jit

@@ -123,6 +123,12 @@ struct plan {
     // the columns 256 at a time, `code` the rest. Null: `code` alone.
     std::shared_ptr<const generated_code> chunk_code;
 
+    // vertical tile plans of 16-bit slices of 2-16 rows: fixed_code, a
+    // register-column kernel unrolled for the slice (kernel_config::
+    // block_rows), takes the calls of whole fresh slices (no accumulate,
+    // every row and column), `code` the others. Null: `code` alone.
+    std::shared_ptr<const generated_code> fixed_code;
+
     // The scratch tile (vert_call::scratch) that run_range hands the
     // vertical tile kernel (code or slab_code) when it takes more than one
     // pass over the rows: the widest tile it can meet plus room to place

@@ -133,9 +133,9 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
 // H: 64x2048x7x7 f32 70-72 -> 89-100, bf16 23-36 -> 75-85, f16 23-39 ->
 // 56-87; 256x256x9x9 f32 50-52 -> 71-109, bf16 30-45 -> 57-75, f16 28-46
 // -> 55-57; 64x1024x10x5 f32 28 -> 63, 16-bit 15 -> 34.
-bool fixed_block(const plan &P, isa_t isa) {
+bool fixed_block(const plan &P, isa_t isa, int64_t max_bytes = 512) {
     return isa == isa_t::avx512_core && P.rows.n >= 2 && P.rows.n <= 16
-            && P.jd.n * P.esz <= 512 && P.rows.ss >= P.jd.n * P.esz;
+            && P.jd.n * P.esz <= max_bytes && P.rows.ss >= P.jd.n * P.esz;
 }
 
 // Whether output o of the flat order (flat_output_dims) sits at o
@@ -160,6 +160,27 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
     c.prefetch = prefetch;
     c.fused16 = fused16;
     return c;
+}
+
+// 16-bit tiles over slices of 2-16 rows (channels-last reducing H or W of
+// small maps): plan::fixed_code, the fixed blocks in groups of 8 vectors,
+// one load and three statistics a row and no running max between passes.
+// Zen 4, same-run A/Bs, % of the roofline, tiles -> fixed, channels-last:
+// 7x7x2048 reducing W bf16 51 -> 77, f16 66 -> 99, reducing H bf16 58 ->
+// 81, f16 55 -> 85; 14x14x512 reducing H bf16 63-83 -> 81-88, f16 68-76
+// -> 90-131; reducing W (rows of 1 KiB) bf16 64-89 -> 75-85, f16 56-110
+// -> 63-83. f32 tiles (one memory operand a row already) did as well or
+// better: 14x14x512 reducing W 63-72 against 30-63.
+void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
+    if (P.dt == data_type::f32 || tile.family != family_t::vert_tile || P.njsub != 1
+            || P.jd.ss != P.esz || !fixed_block(P, isa, INT64_MAX))
+        return;
+    kernel_config w = tile_config(isa, P.dt, false);
+    w.family = family_t::vert_reg;
+    w.unroll = 16;  // its general loop is never called: whole fresh slices only
+    w.block_rows = static_cast<int>(P.rows.n);
+    w.block_cols = static_cast<int>(P.jd.n);
+    P.fixed_code = get_code(w);
 }
 
 // How many rows of row_bytes a tile's period takes (at most
@@ -277,6 +298,7 @@ void choose_kernels(plan &P, isa_t isa) {
         choose_tile_prefetch(P, isa, from_memory, cfg);
     }
     P.code = get_code(cfg);
+    if (P.kind == plan_kind::vertical) plan_fixed_tiles(P, isa, cfg);
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
         plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr);
     // Rows of 256-511 columns one after another: a 16-bit tile of under

@@ -106,7 +106,8 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         } else {
             const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
                     modes};
-            if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
+            if (P.fixed_code && !acc && rows == P.rows.n && cnt == P.jd.n) P.fixed_code->fn(&a);
+            else if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
             else if (P.chunk_code && cnt >= max_period) run_chunks(P, fn, a);
             else fn(&a);
         }

@@ -9,8 +9,9 @@
 namespace crest::impl::jit::test {
 namespace {
 
-// Slices of 2-16 rows of 1 column to 512 bytes (xmm, ymm, zmm, up to 8
-// zmm, a masked last vector or none), then 17 rows (the general loop).
+// Slices of 2-16 rows of 1 column to 2 KiB (xmm, ymm, zmm, up to 8 zmm,
+// a masked last vector or none; 16-bit past 512 bytes in groups of 8
+// zmm), then 17 rows (the general loop).
 // Each: random data; NaN of either sign in the last slice's last row and
 // column, and in a row before the last (whose vectors read past their
 // columns into the next row); a NaN in the column just past a slice's
@@ -22,8 +23,11 @@ TEST_P(JitReduce, FixedBlocks) {
     const uint32_t neg_nan = dt() == data_type::f32 ? 0xffc00001u : dt() == data_type::bf16 ? 0xffc1u : 0xfe01u;
     const uint32_t pos_nan = qnan_bits(dt());
     for (int64_t r : {2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17}) {
-        for (int64_t c : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129, 255, 256}) {
-            if (c * int64_t(es) > 1024) continue;
+        for (int64_t c : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129, 255, 256,
+                     257, 300, 511, 512, 513, 1000}) {
+            // 16-bit past 256 columns: the tiles' fixed_code (groups of 8
+            // vectors and the rest).
+            if (c * int64_t(es) > 2048) continue;
             const int64_t n = 37;
             const size_t total = size_t(n * r * c);
             run(make_problem(dt(), {n, r, c}, 0b010));
@@ -52,7 +56,7 @@ TEST_P(JitReduce, FixedBlocks) {
 // ends src can end at a page nothing follows.
 TEST_P(JitReduce, FixedBlocksEndAtAPage) {
     const size_t es = esize(dt()), page = size_t(sysconf(_SC_PAGESIZE));
-    for (int64_t c : {1, 5, 7, 9, 17, 33}) {
+    for (int64_t c : {1, 5, 7, 9, 17, 33, 300, 1001}) {
         const int64_t n = 50, r = 7;
         const reduce_problem p = make_problem(dt(), {n, r, c}, 0b010);
         const size_t bytes = size_t(n * r * c) * es;
@@ -93,6 +97,20 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 128, 28, 28}, 0b0100))), rc(0, 0));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 129}, 0b0100))).first, 0);
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 512, 16, 256}, 0b0100))), z ? rc(16, 256) : rc(0, 0));
+    // 16-bit tiles of 2-16 rows: fixed_code beside the tile (whole fresh
+    // slices); f32 tiles keep to themselves.
+    const dims_t nhwc {64, 512, 14, 14};
+    const dims_t ss = permuted(nhwc, {0, 2, 3, 1});
+    dims_t ds = permuted({64, 512, 14, 1}, {0, 2, 3, 1});
+    ds[3] = 0;
+    const plan w16 = plan_on_two(make_problem(data_type::f16, nhwc, 0b1000, ss, ds));
+    EXPECT_EQ(bool(w16.fixed_code), z);
+    if (z) {
+        EXPECT_EQ(w16.code->cfg.family, family_t::vert_tile);
+        EXPECT_EQ(std::make_pair(w16.fixed_code->cfg.block_rows, w16.fixed_code->cfg.block_cols), rc(14, 512));
+    }
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, nhwc, 0b1000, ss, ds)).fixed_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 17, 512}, 0b010)).fixed_code);
 }
 
 } // namespace
