@@ -12,7 +12,7 @@ using namespace Xbyak;
 #define ARG(field) qword[reg_args + offsetof(vert_call, field)]
 
 Address vertical_reg_generator::row(int set, int i) const {
-    const int off = i * vlen() * ssz();
+    const int off = i * (raw16() ? vbytes() : vlen() * ssz());
     switch (set) {
         case 0: return ptr[reg_row + off];
         case 1: return ptr[reg_row + reg_rs + off];
@@ -173,6 +173,7 @@ void vertical_reg_generator::generate_keys() {
         sub(reg_rs3, (npv() - 1) * 32);
         set_tail_mask(reg_rs3, 32);
     }
+    lea(reg_rs3, ptr[reg_rs + reg_rs * 2]);
     mov(rax, ARG(ncols));
     test(eax, vlen16() - 1);
     jz(l_whole, T_NEAR);
@@ -211,19 +212,38 @@ void vertical_reg_generator::outer_loop_keys() {
         L(l_rows);
         mov(reg_row, reg_src);
         mov(reg_rows, ARG(rows));
-        Label l_row;
-        L(l_row);
-        {
+        // Rows four at a time, then one at a time: the loop's own add,
+        // dec and jump were a quarter of a row's instructions at 2
+        // vectors (64x64x64x64 f16 axes 0,2).
+        auto take_row = [&](int k) {
             for (int i = 0; i < npv(); ++i) {
-                ld16(i, px(i), ptr[reg_row + i * vbytes()]);
-                vpmaxuw(umax(i), umax(i), px(i));
-                vpminuw(umin(i), umin(i), px(i));
-                vpmaxsw(smax(i), smax(i), px(i));
+                const Xmm x = sized(i, is512() ? row_temp(k) : px(i).getIdx());
+                ld16(i, x, row(k, i));
+                vpmaxuw(umax(i), umax(i), x);
+                vpminuw(umin(i), umin(i), x);
+                vpmaxsw(smax(i), smax(i), x);
             }
+        };
+        Label l_quad, l_single, l_done;
+        L(l_quad);
+        {
+            cmp(reg_rows, 4);
+            jl(l_single, T_NEAR);
+            for (int k = 0; k < 4; ++k) take_row(k);
+            lea(reg_row, ptr[reg_row + reg_rs * 4]);
+            sub(reg_rows, 4);
+            jmp(l_quad, T_NEAR);
+        }
+        L(l_single);
+        {
+            test(reg_rows, reg_rows);
+            jz(l_done, T_NEAR);
+            take_row(0);
             add(reg_row, reg_rs);
             dec(reg_rows);
-            jnz(l_row, T_NEAR);
+            jmp(l_single, T_NEAR);
         }
+        L(l_done);
         for (int i = 0; i < npv(); ++i) select_store16(i);
         add(reg_src, ARG(outer_src_stride));
         add(reg_dst, ARG(outer_dst_stride));

@@ -54,7 +54,7 @@ private:
         else load(v, a, dt);
     }
 
-    // Row `set` past reg_row (reg_rs3 holds 3 * row stride).
+    // Vector i of row `set` past reg_row (reg_rs3 holds 3 * row stride).
     Address row(int set, int i) const;
     void one_row(int set);
 
@@ -100,6 +100,12 @@ private:
     Xmm umax(int i) const { return sized(i, is512() ? 8 + i : 4 + i); }
     Xmm umin(int i) const { return sized(i, is512() ? 16 + i : 8 + i); }
     Xmm px(int i) const { return sized(i, is512() ? 29 : 14); }
+    // AVX-512: the register row k of a group of 4 loads into (px's and
+    // three more around the constants).
+    static int row_temp(int k) {
+        const int regs[] = {29, 30, 31, 24};
+        return regs[k % 4];
+    }
     Xmm neg_inf16(int i) const { return sized(i, c_neg_inf().getIdx()); }
     // The last vector takes a 16-bit masked load (AVX2: a half-width one)
     // only when the columns end inside it: such a load costs several times
