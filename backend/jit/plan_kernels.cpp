@@ -163,17 +163,20 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
 }
 
 // 16-bit tiles over slices of 2-16 rows (channels-last reducing H or W of
-// small maps): plan::fixed_code, the fixed blocks in groups of 8 vectors,
-// one load and three statistics a row and no running max between passes.
-// Zen 4, same-run A/Bs, % of the roofline, tiles -> fixed, channels-last:
-// 7x7x2048 reducing W bf16 51 -> 77, f16 66 -> 99, reducing H bf16 58 ->
-// 81, f16 55 -> 85; 14x14x512 reducing H bf16 63-83 -> 81-88, f16 68-76
-// -> 90-131; reducing W (rows of 1 KiB) bf16 64-89 -> 75-85, f16 56-110
-// -> 63-83. f32 tiles (one memory operand a row already) did as well or
-// better: 14x14x512 reducing W 63-72 against 30-63.
+// small maps) below half the L3's size: plan::fixed_code, the fixed
+// blocks in groups of 8 vectors, one load and three statistics a row and
+// no running max between passes. Zen 4, same-run A/Bs, tiles -> fixed,
+// channels-last at 12.8 MB, us: 7x7x2048 reducing H f16 305-318 ->
+// 128-213, reducing W bf16 216-313 -> 157-297; 14x14x512 reducing H bf16
+// 249-288 -> 171-191, reducing W 379-394 -> 321-366. From half the L3 on
+// (25.7 MB), where src partly streams from memory and the tiles prefetch,
+// the tiles read 1.2-1.9x faster, prefetching fixed blocks or not. f32
+// tiles (one memory operand a row already) did as well or better:
+// 14x14x512 reducing W 63-72% of the roofline against 30-63%.
 void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
     if (P.dt == data_type::f32 || tile.family != family_t::vert_tile || P.njsub != 1
-            || P.jd.ss != P.esz || !fixed_block(P, isa, INT64_MAX))
+            || P.jd.ss != P.esz || !fixed_block(P, isa, INT64_MAX)
+            || prefetch_src(P.src_bytes, streams::many_16bit_far))
         return;
     kernel_config w = tile_config(isa, P.dt, false);
     w.family = family_t::vert_reg;

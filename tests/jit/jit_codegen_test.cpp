@@ -19,12 +19,15 @@ struct config_case {
     bool fused16 = false;
     int prefetch_bytes = 0;
     bool prefetch_pass = false;
+    int block_rows = 0;
+    int block_cols = 0;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: whole vectors); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
-// far), or prefetching the next pass.
+// far), or prefetching the next pass; AVX-512 fixed blocks of 2-16 rows
+// (register columns up to 512 bytes, 16-bit tiles' fixed_code wider).
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -46,6 +49,16 @@ std::vector<config_case> plannable_configs() {
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 4096});
             }
+            if (z) {
+                const int esz = dt == data_type::f32 ? 4 : 2;
+                for (int rows = 2; rows <= 16; ++rows)
+                    for (int cols : {1, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 100, 128, 255, 256, 257, 1000, 14336}) {
+                        const bool wide = cols * esz > 512;
+                        if (wide && esz == 4) continue;
+                        const int unroll = wide ? 16 : (cols + vl - 1) / vl;
+                        r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols});
+                    }
+            }
         }
     }
     return r;
@@ -64,6 +77,8 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.fused16 = c.fused16;
         cfg.prefetch_bytes = c.prefetch_bytes;
         cfg.prefetch_pass = c.prefetch_pass;
+        cfg.block_rows = c.block_rows;
+        cfg.block_cols = c.block_cols;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

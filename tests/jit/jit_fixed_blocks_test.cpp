@@ -110,6 +110,15 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
         EXPECT_EQ(std::make_pair(w16.fixed_code->cfg.block_rows, w16.fixed_code->cfg.block_cols), rc(14, 512));
     }
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, nhwc, 0b1000, ss, ds)).fixed_code);
+    // From half the L3 on the tiles alone (they prefetch): 128 MiB.
+    const dims_t big {4096, 512, 14, 14};
+    dims_t big_ds = permuted({4096, 512, 14, 1}, {0, 2, 3, 1});
+    big_ds[3] = 0;
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const bool below_half = int64_t(4096) * 512 * 14 * 14 * 2 < l3 / 2;
+    EXPECT_EQ(bool(plan_on_two(make_problem(data_type::f16, big, 0b1000, permuted(big, {0, 2, 3, 1}), big_ds))
+                      .fixed_code),
+            z && below_half);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 17, 512}, 0b010)).fixed_code);
 }
 
