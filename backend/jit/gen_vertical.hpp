@@ -20,11 +20,6 @@ public:
     using jit_generator::jit_generator;
 
 private:
-    using Reg64 = Xbyak::Reg64;
-    using Label = Xbyak::Label;
-    using Xmm = Xbyak::Xmm;
-    using Address = Xbyak::Address;
-
     const Reg64 reg_args = rdi;
     const Reg64 reg_src = rsi;    // current outer block, column 0
     const Reg64 reg_dst = rdx;

@@ -28,14 +28,12 @@ void vertical_reg_generator::one_row(int set) {
     }
 }
 
-void vertical_reg_generator::generate() {
-    if (raw16()) return generate_keys();
-    fp_env_enter();
+void vertical_reg_generator::enter(const Label &l_end, int full_cols, int lanes) {
     mov(reg_rs, ARG(row_stride));
     mov(reg_src, ARG(src));
     mov(reg_dst, ARG(dst));
     mov(reg_outer, ARG(n_outer));
-    Label l_general, l_end;
+    Label l_general;
     if (fixed()) {
         fixed_entry(l_general);
         jmp(l_end, T_NEAR);
@@ -43,10 +41,17 @@ void vertical_reg_generator::generate() {
     L(l_general);
     if (is512()) {
         mov(reg_rs3, ARG(ncols));
-        sub(reg_rs3, (nv() - 1) * vlen());
-        set_tail_mask(reg_rs3);
+        sub(reg_rs3, full_cols);
+        set_tail_mask(reg_rs3, lanes);
     }
     lea(reg_rs3, ptr[reg_rs + reg_rs * 2]);
+}
+
+void vertical_reg_generator::generate() {
+    if (raw16()) return generate_keys();
+    fp_env_enter();
+    Label l_end;
+    enter(l_end, (nv() - 1) * vlen(), 16);
     Label l_outer;
     L(l_outer);
     {
@@ -157,23 +162,9 @@ void vertical_reg_generator::select_store16(int i) {
 }
 
 void vertical_reg_generator::generate_keys() {
-    mov(reg_rs, ARG(row_stride));
-    mov(reg_src, ARG(src));
-    mov(reg_dst, ARG(dst));
-    mov(reg_outer, ARG(n_outer));
     bcast16_constants();
-    Label l_general, l_whole, l_end;
-    if (fixed()) {
-        fixed_entry(l_general);
-        jmp(l_end, T_NEAR);
-    }
-    L(l_general);
-    if (is512()) {
-        mov(reg_rs3, ARG(ncols));
-        sub(reg_rs3, (npv() - 1) * 32);
-        set_tail_mask(reg_rs3, 32);
-    }
-    lea(reg_rs3, ptr[reg_rs + reg_rs * 2]);
+    Label l_whole, l_end;
+    enter(l_end, (npv() - 1) * 32, 32);
     mov(rax, ARG(ncols));
     test(eax, vlen16() - 1);
     jz(l_whole, T_NEAR);

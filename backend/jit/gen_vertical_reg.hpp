@@ -17,11 +17,6 @@ public:
     using jit_generator::jit_generator;
 
 private:
-    using Reg64 = Xbyak::Reg64;
-    using Label = Xbyak::Label;
-    using Xmm = Xbyak::Xmm;
-    using Address = Xbyak::Address;
-
     const Reg64 reg_args = rdi;
     const Reg64 reg_src = rsi;
     const Reg64 reg_dst = rdx;
@@ -32,6 +27,11 @@ private:
     const Reg64 reg_rs3 = r11;   // 3 * row stride (first the tail count)
 
     void generate() override;
+    // The arguments into their registers; the fixed blocks, when the
+    // config has them, take the calls they can and jump to l_end; then
+    // the general loop's tail mask (the columns past full_cols, in lanes
+    // of a vector) and reg_rs3.
+    void enter(const Label &l_end, int full_cols, int lanes);
 
     int nv() const { return cfg_.unroll; }
     // Accumulator sets: consecutive rows go to different sets, so that the

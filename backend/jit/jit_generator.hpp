@@ -28,6 +28,12 @@ public:
     }
 
 protected:
+    // The Xbyak names the generators use most.
+    using Reg64 = Xbyak::Reg64;
+    using Label = Xbyak::Label;
+    using Xmm = Xbyak::Xmm;
+    using Address = Xbyak::Address;
+
     // vcmpps predicates (quiet: no exception on a quiet NaN).
     static constexpr uint8_t cmp_unord_q = 3;
     static constexpr uint8_t cmp_ord_q = 7;
