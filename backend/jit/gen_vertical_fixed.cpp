@@ -1,7 +1,7 @@
 // `vert_reg` fixed blocks (gen_vertical_reg.hpp, "Fixed blocks"): slices
-// of few rows and columns, NCHW reducing H of 7x7 or 14x14 maps. There the
-// general loop spends more instructions on its row loop, sets and tail
-// than on the rows.
+// of few rows, NCHW reducing H of 7x7 or 14x14 maps (where the general
+// loop spends more instructions on its row loop, sets and tail than on
+// the rows) and, for 16-bit tiles, channels-last reducing W or H.
 #include <cstddef>
 
 #include "backend/jit/gen_vertical_reg.hpp"

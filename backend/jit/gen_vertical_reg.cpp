@@ -179,63 +179,99 @@ void vertical_reg_generator::generate_keys() {
     ret();
 }
 
+void vertical_reg_generator::slice_keys(bool with_umin) {
+    Label l_fresh, l_rows;
+    cmp(ARG(accumulate), 0);
+    je(l_fresh, T_NEAR);
+    for (int i = 0; i < npv(); ++i) {
+        ld16(i, smax(i), ptr[reg_dst + i * vbytes()]);
+        copy16(umax(i), smax(i));
+        if (with_umin) copy16(umin(i), smax(i));
+    }
+    jmp(l_rows, T_NEAR);
+    L(l_fresh);
+    // -inf's bits: below every value but negative NaNs in the signed
+    // max's order, above them in the unsigned min's.
+    for (int i = 0; i < npv(); ++i) {
+        copy16(smax(i), neg_inf16(i));
+        if (with_umin) copy16(umin(i), neg_inf16(i));
+        zero16(umax(i));
+    }
+    L(l_rows);
+    mov(reg_row, reg_src);
+    mov(reg_rows, ARG(rows));
+    // Rows four at a time, then one at a time: the loop's own add, dec
+    // and jump were a quarter of a row's instructions at 2 vectors
+    // (64x64x64x64 f16 axes 0,2).
+    auto take_row = [&](int k) {
+        for (int i = 0; i < npv(); ++i) {
+            const Xmm x = sized(i, is512() ? row_temp(k) : px(i).getIdx());
+            ld16(i, x, row(k, i));
+            vpmaxuw(umax(i), umax(i), x);
+            if (with_umin) vpminuw(umin(i), umin(i), x);
+            vpmaxsw(smax(i), smax(i), x);
+        }
+    };
+    Label l_quad, l_single, l_done;
+    L(l_quad);
+    {
+        cmp(reg_rows, 4);
+        jl(l_single, T_NEAR);
+        for (int k = 0; k < 4; ++k) take_row(k);
+        lea(reg_row, ptr[reg_row + reg_rs * 4]);
+        sub(reg_rows, 4);
+        jmp(l_quad, T_NEAR);
+    }
+    L(l_single);
+    {
+        test(reg_rows, reg_rows);
+        jz(l_done, T_NEAR);
+        take_row(0);
+        add(reg_row, reg_rs);
+        dec(reg_rows);
+        jmp(l_single, T_NEAR);
+    }
+    L(l_done);
+}
+
 void vertical_reg_generator::outer_loop_keys() {
+    // eax: 0 while the slices go checked (AVX-512), then 1 for the rest
+    // of the call.
+    const bool checked = is512();
+    if (checked) xor_(eax, eax);
     Label l_outer;
     L(l_outer);
     {
-        Label l_fresh, l_rows;
-        cmp(ARG(accumulate), 0);
-        je(l_fresh, T_NEAR);
-        for (int i = 0; i < npv(); ++i) {
-            ld16(i, smax(i), ptr[reg_dst + i * vbytes()]);
-            copy16(umax(i), smax(i));
-            copy16(umin(i), smax(i));
-        }
-        jmp(l_rows, T_NEAR);
-        L(l_fresh);
-        // -inf's bits: below every value but negative NaNs in the
-        // signed max's order, above them in the unsigned min's.
-        for (int i = 0; i < npv(); ++i) {
-            copy16(smax(i), neg_inf16(i));
-            copy16(umin(i), neg_inf16(i));
-            zero16(umax(i));
-        }
-        L(l_rows);
-        mov(reg_row, reg_src);
-        mov(reg_rows, ARG(rows));
-        // Rows four at a time, then one at a time: the loop's own add,
-        // dec and jump were a quarter of a row's instructions at 2
-        // vectors (64x64x64x64 f16 axes 0,2).
-        auto take_row = [&](int k) {
+        Label l_exact, l_next;
+        if (checked) {
+            Label l_redo;
+            test(eax, eax);
+            jnz(l_exact, T_NEAR);
+            slice_keys(false);
+            // A lane of negatives only (its signed max negative) needs the
+            // unsigned min: this slice again, and the rest of the call,
+            // with all three statistics.
             for (int i = 0; i < npv(); ++i) {
-                const Xmm x = sized(i, is512() ? row_temp(k) : px(i).getIdx());
-                ld16(i, x, row(k, i));
-                vpmaxuw(umax(i), umax(i), x);
-                vpminuw(umin(i), umin(i), x);
-                vpmaxsw(smax(i), smax(i), x);
+                vpmovw2m(k_ord_, smax(i));
+                if (pmasked(i)) kandd(k_ord_, k_ord_, k_tail_);
+                kortestd(k_ord_, k_ord_);
+                jnz(l_redo, T_NEAR);
             }
-        };
-        Label l_quad, l_single, l_done;
-        L(l_quad);
-        {
-            cmp(reg_rows, 4);
-            jl(l_single, T_NEAR);
-            for (int k = 0; k < 4; ++k) take_row(k);
-            lea(reg_row, ptr[reg_row + reg_rs * 4]);
-            sub(reg_rows, 4);
-            jmp(l_quad, T_NEAR);
+            for (int i = 0; i < npv(); ++i) {
+                const Address a = ptr[reg_dst + i * vbytes()];
+                negative_nan_lanes(k_ord_, umax(i));
+                vmovdqu16(smax(i) | k_ord_, c_qnan());
+                if (pmasked(i)) vmovdqu16(a | k_tail_, smax(i));
+                else vmovdqu32(a, smax(i));
+            }
+            jmp(l_next, T_NEAR);
+            L(l_redo);
+            mov(eax, 1);
         }
-        L(l_single);
-        {
-            test(reg_rows, reg_rows);
-            jz(l_done, T_NEAR);
-            take_row(0);
-            add(reg_row, reg_rs);
-            dec(reg_rows);
-            jmp(l_single, T_NEAR);
-        }
-        L(l_done);
+        L(l_exact);
+        slice_keys(true);
         for (int i = 0; i < npv(); ++i) select_store16(i);
+        L(l_next);
         add(reg_src, ARG(outer_src_stride));
         add(reg_dst, ARG(outer_dst_stride));
         dec(reg_outer);

@@ -118,7 +118,14 @@ private:
     // Vector i's answer (select16) into smax(i), stored.
     void select_store16(int i);
     void generate_keys();
-    // Every outer slice: fresh or accumulated start, all rows, NaN fix-up, store.
+    // The slice at reg_src from a fresh or accumulated start, every row
+    // into the signed and unsigned maxes and, with_umin, the unsigned min.
+    void slice_keys(bool with_umin);
+    // Every outer slice, stored. AVX-512 starts checked: two statistics
+    // a row (the signed max is the answer unless a lane saw only
+    // negatives; the unsigned max shows negative NaNs); after a slice
+    // with a lane of negatives only, that slice and the rest of the call
+    // keep all three (AVX2 always).
     void outer_loop_keys();
 
     // --- Fixed blocks (cfg_.block_rows, gen_vertical_fixed.cpp) ---
@@ -130,8 +137,10 @@ private:
     // zmm and loops over the rows), wider slices in groups of up to
     // fixed_group_max vectors. Other calls jump to `general` with the
     // registers as on entry.
+    // f32 blocks fit the general loop, which redoes a call that met a NaN.
     bool fixed() const {
-        return is512() && cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt;
+        return is512() && cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt
+                && (raw16() || cfg_.block_cols <= nv() * vlen());
     }
     static constexpr int fixed_group_max = 8;
     const Reg64 reg_fixed_cnt = rbx;  // groups left in the slice (saved)
