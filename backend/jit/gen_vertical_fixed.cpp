@@ -3,8 +3,6 @@
 // loop spends more instructions on its row loop, sets and tail than on
 // the rows) and, for 16-bit tiles, channels-last reducing W or H.
 #include <cstddef>
-#include <cstdint>
-#include <vector>
 
 #include "backend/jit/gen_vertical_reg.hpp"
 
@@ -60,14 +58,6 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
     kmovd(k_tail_, eax);
     Label l_slice, l_done;
-    if (fold_fits()) {
-        Label l_rows;
-        cmp(ARG(row_stride), cfg_.block_cols * ssz());
-        jne(l_rows, T_NEAR);
-        fixed_fold16();
-        jmp(l_done, T_NEAR);
-        L(l_rows);
-    }
     lea(r11, ptr[reg_rs + reg_rs * 2]);
     // Groups of up to fixed_group_max vectors: the full ones in a loop
     // (reg_fixed_cnt), then the rest, which holds the masked vector if any.
@@ -188,74 +178,6 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
         const Address d = ptr[reg_dst + i * w];
         if (tail_vec(i)) vmovdqu16(d | k_tail_, s(i));
         else vmovdqu32(d, s(i));
-    }
-}
-
-bool vertical_reg_generator::fold_fits() const {
-    const int R = cfg_.block_rows, C = cfg_.block_cols;
-    return cfg_.fold16 && raw16() && (R + 1) / 2 * C <= 32;
-}
-
-void vertical_reg_generator::fixed_fold16() {
-    const int R = cfg_.block_rows, C = cfg_.block_cols, esz = ssz();
-    const Zmm s(0), u(8), m(16), t(29);
-    const Zmm perm[] = {Zmm(24), Zmm(25), Zmm(30)};
-    const Opmask k_first(3), k_second(1), k_store(2);
-    // The fold's tables: keeping k rows of C words in lanes 0 .. k C - 1,
-    // the next fold brings row r + ceil(k / 2) to row r; the middle row of
-    // an odd k, and lanes past the rows, stay where they are.
-    std::vector<std::vector<uint16_t>> tables;
-    for (int k = (R + 1) / 2; k > 1; k = (k + 1) / 2) {
-        const int h = (k + 1) / 2;
-        std::vector<uint16_t> tab(32);
-        for (int j = 0; j < 32; ++j) tab[size_t(j)] = uint16_t(j < (k - h) * C ? j + h * C : j);
-        tables.push_back(tab);
-    }
-    Label l_tables, l_code, l_slice;
-    jmp(l_code, T_NEAR);
-    align(64);
-    L(l_tables);
-    for (const auto &tab : tables)
-        for (uint16_t v : tab) dw(v);
-    L(l_code);
-    for (size_t i = 0; i < tables.size(); ++i)
-        vmovdqu16(Zmm(1 + int(i)), ptr[rip + l_tables + int(i) * 64]);
-    const int h = (R + 1) / 2, rest = R / 2;
-    auto mask = [&](const Opmask &k, int lanes) {
-        mov(eax, lanes >= 32 ? -1 : static_cast<int>((1u << lanes) - 1));
-        kmovd(k, eax);
-    };
-    mask(k_first, h * C);
-    mask(k_second, rest * C);
-    mask(k_store, C);
-    L(l_slice);
-    {
-        // The first ceil(R / 2) rows from the slice's start (a whole
-        // vector when the slice holds one: never past it), the others
-        // joined lane for lane from memory under a mask.
-        if (R * C >= 32) vmovdqu32(s, ptr[reg_src]);
-        else vmovdqu16(s | k_first | T_z, ptr[reg_src]);
-        vmovdqa32(u, s);
-        vmovdqa32(m, s);
-        const Address second = ptr[reg_src + h * C * esz];
-        vpmaxsw(s | k_second, s, second);
-        vpmaxuw(u | k_second, u, second);
-        vpminuw(m | k_second, m, second);
-        for (size_t i = 0; i < tables.size(); ++i) {
-            const Zmm idx(1 + int(i));
-            vpermw(perm[0], idx, s);
-            vpermw(perm[1], idx, u);
-            vpermw(perm[2], idx, m);
-            vpmaxsw(s, s, perm[0]);
-            vpmaxuw(u, u, perm[1]);
-            vpminuw(m, m, perm[2]);
-        }
-        select16(s, m, u, t);
-        vmovdqu16(ptr[reg_dst] | k_store, s);
-        add(reg_src, ARG(outer_src_stride));
-        add(reg_dst, ARG(outer_dst_stride));
-        dec(reg_outer);
-        jnz(l_slice, T_NEAR);
     }
 }
 

@@ -164,14 +164,6 @@ private:
     // past the columns, inside the next row, are never stored), the last
     // row under the tail mask (past the slice may lie past src).
     void fixed_group16(int nvec, bool masked_last);
-    // 16-bit slices whose rows follow one another, ceil(rows / 2) of them
-    // in one vector (NCHW 7x7 maps: 49 words): the first half's rows from
-    // one load, the second half's joined from memory under a mask, then
-    // halved by word permutes down to one row (the three statistics
-    // each), about a quarter fewer instructions than a load and three
-    // statistics a row. Calls with rows apart take fixed_group16.
-    bool fold_fits() const;
-    void fixed_fold16();
 };
 
 } // namespace crest::impl::jit

@@ -60,14 +60,10 @@ struct kernel_config {
     // (gen_vertical_fixed.cpp); other calls run the general loop.
     int block_rows = 0;
     int block_cols = 0;
-    // 16-bit fixed blocks of dense slices of at most 64 words: fold each
-    // slice by word permutes instead of a load and three statistics a row
-    // (from half the L3's size on: gen_vertical_reg.hpp, fold_fits()).
-    bool fold16 = false;
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
-                prefetch_bytes, prefetch_pass, block_rows, block_cols, fold16);
+                prefetch_bytes, prefetch_pass, block_rows, block_cols);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -88,7 +84,6 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.prefetch_pass));
         mix(static_cast<size_t>(c.block_rows));
         mix(static_cast<size_t>(c.block_cols));
-        mix(static_cast<size_t>(c.fold16));
         return h;
     }
 };

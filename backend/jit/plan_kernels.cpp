@@ -162,20 +162,6 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
     return c;
 }
 
-// Whether 16-bit fixed blocks fold dense slices by word permutes
-// (kernel_config::fold16): slices of 7 rows or more from half the L3's
-// size, where src partly streams from memory. Zen 4, same-run A/Bs, µs:
-// NCHW 7x7 reducing H at 25.7 MB f16 999-1058 -> 762-807 and 803-813 ->
-// 574-606, bf16 faster in 4 A/Bs of 7 (831-1054 -> 557-679) and slower
-// in 3 (597-967 -> 976-1060); 8x8 at 33.5 MB bf16 427-515 -> 330-347;
-// but 5x5 at 26 MB f16 673-772 -> 995-1006, and from the caches the
-// permutes cost more than the loads they save (bf16 7x7 at 12.8 MB
-// 195-284 -> 258-435, 5x5 at 6.4 MB 405 -> 528-935).
-bool fold_slices16(const plan &P) {
-    return P.dt != data_type::f32 && P.rows.n >= 7 && P.rows.ss == P.jd.n * P.esz
-            && prefetch_src(P.src_bytes, streams::many_16bit_far);
-}
-
 // 16-bit tiles over slices of 2-16 rows (channels-last reducing H or W of
 // small maps) below half the L3's size: plan::fixed_code, the fixed
 // blocks in groups of 8 vectors, one load and three statistics a row and
@@ -288,7 +274,6 @@ void choose_kernels(plan &P, isa_t isa) {
             if (fixed_block(P, isa)) {
                 cfg.block_rows = static_cast<int>(P.rows.n);
                 cfg.block_cols = static_cast<int>(P.jd.n);
-                cfg.fold16 = fold_slices16(P);
             }
         }
     }

@@ -21,7 +21,6 @@ struct config_case {
     bool prefetch_pass = false;
     int block_rows = 0;
     int block_cols = 0;
-    bool fold16 = false;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
@@ -58,9 +57,6 @@ std::vector<config_case> plannable_configs() {
                         if (wide && esz == 4) continue;
                         const int unroll = wide ? 16 : (cols + vl - 1) / vl;
                         r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols});
-                        if (esz == 2 && (rows + 1) / 2 * cols <= 32)
-                            r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows,
-                                    cols, true});
                     }
             }
         }
@@ -83,7 +79,6 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.prefetch_pass = c.prefetch_pass;
         cfg.block_rows = c.block_rows;
         cfg.block_cols = c.block_cols;
-        cfg.fold16 = c.fold16;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

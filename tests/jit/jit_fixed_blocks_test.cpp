@@ -56,8 +56,9 @@ TEST_P(JitReduce, FixedBlocks) {
 // ends src can end at a page nothing follows.
 TEST_P(JitReduce, FixedBlocksEndAtAPage) {
     const size_t es = esize(dt()), page = size_t(sysconf(_SC_PAGESIZE));
-    // Rows x columns: 7 rows of several widths, and dense slices under
-    // 32 words (the 16-bit folds then load their first vector masked).
+    // Rows x columns: 7 rows of several widths, and small blocks (16-bit
+    // rows of 3 columns or fewer are masked in every row: a whole xmm
+    // from the second-to-last row of a 5x3 block ends past the slice).
     const std::vector<std::pair<int64_t, int64_t>> blocks {{7, 1}, {7, 5}, {7, 7}, {7, 9}, {7, 17},
             {7, 33}, {7, 300}, {7, 1001}, {3, 5}, {2, 9}, {4, 7}, {5, 3}};
     for (auto [r, c] : blocks) {
@@ -83,57 +84,6 @@ TEST_P(JitReduce, FixedBlocksEndAtAPage) {
         EXPECT_EQ(got, want) << "r=" << r << " c=" << c;
         munmap(base, span_pages * page);
     }
-}
-
-// 16-bit dense slices folded by word permutes (kernel_config::fold16, which
-// plans ask for from half the L3's size on): the kernel itself on slices of
-// every block it takes, each ending at a page nothing follows (the first
-// vector is masked under 32 words), against the ref oracle; random data,
-// NaN of either sign in every row, negative data.
-TEST_P(JitReduce, FoldedSlices) {
-    if (dt() == data_type::f32 || max_isa() != isa_t::avx512_core) GTEST_SKIP() << "AVX-512 16-bit";
-    const size_t es = esize(dt()), page = size_t(sysconf(_SC_PAGESIZE));
-    const uint32_t neg_nan = dt() == data_type::bf16 ? 0xffc1u : 0xfe01u;
-    for (int r = 2; r <= 16; ++r)
-        for (int c = 1; (r + 1) / 2 * c <= 32; ++c) {
-            kernel_config cfg;
-            cfg.isa = isa_t::avx512_core;
-            cfg.family = family_t::vert_reg;
-            cfg.src_dt = cfg.dst_dt = dt();
-            cfg.unroll = (c + 15) / 16;
-            cfg.block_rows = r;
-            cfg.block_cols = c;
-            cfg.fold16 = true;
-            const auto code = get_code(cfg);
-            const int64_t n = 40;
-            const reduce_problem p = make_problem(dt(), {n, r, c}, 0b010);
-            const size_t elems = size_t(n * r * c), bytes = elems * es;
-            const size_t pages = (bytes + page - 1) / page + 1;
-            auto *base = static_cast<uint8_t *>(mmap(nullptr, pages * page, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-            ASSERT_NE(base, MAP_FAILED);
-            ASSERT_EQ(mprotect(base + (pages - 1) * page, page, PROT_NONE), 0);
-            uint8_t *src = base + (pages - 1) * page - bytes;
-            for (int variant = 0; variant < 3; ++variant) {
-                std::mt19937 rng(static_cast<unsigned>(r * 100 + c * 3 + variant));
-                const uint32_t sign = variant == 2 ? 0x8000u : 0;
-                for (size_t i = 0; i < elems; ++i) put(src, i, dt(), random_bits(dt(), rng, false) | sign);
-                if (variant == 1)  // a NaN in row (slice % r) of each slice, either sign
-                    for (int64_t o = 0; o < n; ++o)
-                        put(src, size_t(o * r * c + (o % r) * c + o % c), dt(), o % 2 ? neg_nan : qnan_bits(dt()));
-                std::vector<uint8_t> got(size_t(n * c) * es), want(got.size());
-                const vert_call a {src, got.data(), c, r, int64_t(c * es), 0, n, int64_t(r * c * es),
-                        int64_t(c * es), nullptr, nullptr};
-                code->fn(&a);
-                ref::reduce_max(p, src, want.data());
-                for (size_t i = 0; i < size_t(n * c); ++i) {
-                    const uint32_t g = get(got.data(), i, dt()), w = get(want.data(), i, dt());
-                    EXPECT_TRUE(g == w || (is_nan(g, dt()) && is_nan(w, dt())))
-                            << "r=" << r << " c=" << c << " variant=" << variant << " dst[" << i << "]";
-                }
-            }
-            munmap(base, pages * page);
-        }
 }
 
 // AVX-512 unrolls slices of 2-16 rows of at most 512 bytes whose rows lie
