@@ -164,8 +164,7 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
         for (int i = 0; i < nvec; ++i) {
             const Address src = fixed_row(r, i * w);
             // One load a row: three memory operands were three L1 reads.
-            const int temps[] = {24, 25, 30, 31};  // around the constants (26, 28)
-            const Xmm x = fw(temps[(r % 2) * 2 + i % 2]);
+            const Xmm x = fw(row_temp((r % 2) * 2 + i % 2));
             if ((r == last || !whole) && tail_vec(i)) vmovdqu16(x | k_tail_ | T_z, src);
             else vmovdqu32(x, src);
             vpmaxsw(s(i), s(i), x);
@@ -175,9 +174,7 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
     }
     for (int i = 0; i < nvec; ++i) {
         select16(s(i), m(i), u(i), t);
-        const Address d = ptr[reg_dst + i * w];
-        if (tail_vec(i)) vmovdqu16(d | k_tail_, s(i));
-        else vmovdqu32(d, s(i));
+        store16(ptr[reg_dst + i * w], s(i), tail_vec(i));
     }
 }
 

@@ -153,12 +153,15 @@ void vertical_reg_generator::ld16(int i, const Xmm &v, const Address &a) {
     }
 }
 
+void vertical_reg_generator::store16(const Address &a, const Xmm &x, bool masked) {
+    if (!is512()) vmovdqu(a, x);
+    else if (masked) vmovdqu16(a | k_tail_, x);
+    else vmovdqu32(a, x);
+}
+
 void vertical_reg_generator::select_store16(int i) {
-    const Address a = ptr[reg_dst + i * vbytes()];
     select16(smax(i), umin(i), umax(i), sized(i, 15));
-    if (!is512()) vmovdqu(a, smax(i));
-    else if (pmasked(i)) vmovdqu16(a | k_tail_, smax(i));
-    else vmovdqu32(a, smax(i));
+    store16(ptr[reg_dst + i * vbytes()], smax(i), pmasked(i));
 }
 
 void vertical_reg_generator::generate_keys() {
@@ -258,11 +261,9 @@ void vertical_reg_generator::outer_loop_keys() {
                 jnz(l_redo, T_NEAR);
             }
             for (int i = 0; i < npv(); ++i) {
-                const Address a = ptr[reg_dst + i * vbytes()];
                 negative_nan_lanes(k_ord_, umax(i));
                 vmovdqu16(smax(i) | k_ord_, c_qnan());
-                if (pmasked(i)) vmovdqu16(a | k_tail_, smax(i));
-                else vmovdqu32(a, smax(i));
+                store16(ptr[reg_dst + i * vbytes()], smax(i), pmasked(i));
             }
             jmp(l_next, T_NEAR);
             L(l_redo);

@@ -101,7 +101,7 @@ private:
     Xmm umin(int i) const { return sized(i, is512() ? 16 + i : 8 + i); }
     Xmm px(int i) const { return sized(i, is512() ? 29 : 14); }
     // AVX-512: the register row k of a group of 4 loads into (px's and
-    // three more around the constants).
+    // three more around the constants); the fixed blocks' rows too.
     static int row_temp(int k) {
         const int regs[] = {29, 30, 31, 24};
         return regs[k % 4];
@@ -115,6 +115,8 @@ private:
     bool pmasked(int i) const { return tail_ && i == npv() - 1; }
 
     void ld16(int i, const Xmm &v, const Address &a);
+    // x's 16-bit lanes to a (AVX-512: the lanes of k_tail_ when masked).
+    void store16(const Address &a, const Xmm &x, bool masked);
     // Vector i's answer (select16) into smax(i), stored.
     void select_store16(int i);
     void generate_keys();

@@ -178,8 +178,10 @@ void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
             || P.jd.ss != P.esz || !fixed_block(P, isa, INT64_MAX)
             || prefetch_src(P.src_bytes, streams::many_16bit_far))
         return;
-    kernel_config w = tile_config(isa, P.dt, false);
+    kernel_config w;
+    w.isa = isa;
     w.family = family_t::vert_reg;
+    w.src_dt = w.dst_dt = P.dt;
     w.unroll = 16;  // its general loop is never called: whole fresh slices only
     w.block_rows = static_cast<int>(P.rows.n);
     w.block_cols = static_cast<int>(P.jd.n);
