@@ -208,6 +208,13 @@ void vertical_reg_generator::slice_keys(bool with_umin) {
     // (64x64x64x64 f16 axes 0,2).
     auto take_row = [&](int k) {
         for (int i = 0; i < npv(); ++i) {
+            if (cfg_.fused16 && is512() && !with_umin && !pmasked(i)) {
+                // Checked slices from half the L3 on (plan_kernels.cpp):
+                // both statistics read the row from memory, no load.
+                vpmaxuw(umax(i), umax(i), row(k, i));
+                vpmaxsw(smax(i), smax(i), row(k, i));
+                continue;
+            }
             const Xmm x = sized(i, is512() ? row_temp(k) : px(i).getIdx());
             ld16(i, x, row(k, i));
             vpmaxuw(umax(i), umax(i), x);

@@ -72,6 +72,21 @@ bool fused_loads16(const plan &P, isa_t isa) {
             && P.rows.ss % 64 == 0 && prefetch_src(P.src_bytes, streams::many_16bit_far);
 }
 
+// AVX-512's 16-bit register columns (vert_reg, kernel_config::fused16):
+// from half the L3's size on, where rows start on lines, the checked
+// slices' two statistics read each row from memory instead of a load and
+// two maxes. Zen 4, same-run A/Bs (ab_builds, 21 rounds), median call:
+// f16 64x64x64x64 axes 0,2 (32 MiB) 673 -> 593 and 858 -> 662 us, bf16
+// 755 -> 627 us; channels-last f16 64x64x56x56 axes 1,2 (25 MiB) 659 ->
+// 456 us, bf16 32x64x56x56 axes 2,3 (12 MiB) 164 -> 155 us; from the L2
+// (bf16 16x32x32x64 axes 0,2, 2 MiB) it cost 24.0 -> 25.3 us. The exact
+// slices (three statistics, after a lane of negatives only) read equal
+// either way (negative data) and keep the load.
+bool fused_columns16(const plan &P, isa_t isa) {
+    return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.rows.ss % 64 == 0
+            && prefetch_src(P.src_bytes, streams::many_16bit_far);
+}
+
 // Whether a prefetching vertical tile should run its prefetches
 // 4 KiB ahead (kernel_config::prefetch_bytes): 16-bit tiles of
 // rows at least 32 KiB wide, where 1 KiB ahead came too late. Zen 4,
@@ -272,6 +287,7 @@ void choose_kernels(plan &P, isa_t isa) {
         if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0)) {
             cfg.family = family_t::vert_reg;
             cfg.unroll = static_cast<int>((P.jd.n + vl - 1) / vl);
+            cfg.fused16 = fused_columns16(P, isa);
             P.out_align = P.jd.n;  // the kernel takes whole column groups
             if (fixed_block(P, isa)) {
                 cfg.block_rows = static_cast<int>(P.rows.n);

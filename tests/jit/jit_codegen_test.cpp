@@ -40,7 +40,10 @@ std::vector<config_case> plannable_configs() {
                 for (int n = 1; n <= inner_block_max_n(dt); ++n)
                     if (z || n % vl == 0) r.push_back({isa, family_t::inner, dt, u, n});
             }
-            for (int u = 1; u <= (z ? 16 : 8); ++u) r.push_back({isa, family_t::vert_reg, dt, u, 0});
+            for (int u = 1; u <= (z ? 16 : 8); ++u) {
+                r.push_back({isa, family_t::vert_reg, dt, u, 0});
+                if (z && dt != data_type::f32) r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
+            }
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, true});

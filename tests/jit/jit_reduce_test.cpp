@@ -544,6 +544,27 @@ TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
     EXPECT_EQ(slabs.slab_code->cfg.fused16, z);
 }
 
+// AVX-512's 16-bit register columns read rows into both statistics from
+// memory from half the L3's size on where rows start on lines
+// (fused_columns16): k x 64 x 64 x 64 reducing axes 0 and 2 (rows of 128
+// bytes), not below the size, nor over rows of 120 bytes, nor f32.
+TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t k = l3 / 2 / (64 * 64 * 64 * 2) + 1;
+    auto cfg = [](data_type dt, const dims_t &d) {
+        return plan_on_two(make_problem(dt, d, 0b0101)).code->cfg;
+    };
+    const bool z = max_isa() == isa_t::avx512_core;
+    const kernel_config at = cfg(data_type::f16, {k, 64, 64, 64});
+    ASSERT_EQ(at.family, family_t::vert_reg);
+    EXPECT_EQ(at.fused16, z);
+    EXPECT_EQ(cfg(data_type::bf16, {k, 64, 64, 64}).fused16, z);
+    EXPECT_FALSE(cfg(data_type::f16, {k / 4, 64, 64, 64}).fused16);
+    EXPECT_FALSE(cfg(data_type::f16, {k, 64, 64, 60}).fused16);
+    EXPECT_FALSE(cfg(data_type::f32, {k, 64, 64, 64}).fused16);
+}
+
 // A two-level plan combines its chunks' partials with a vertical tile
 // kernel when dst is dense in the flat output order, else with the scalar
 // loop (a padded dst here).
