@@ -279,18 +279,9 @@ private:
                     });
             return;
         }
-        // kernel_config::fused16 (src from half the L3 on, plan_kernels.cpp):
-        // the maxes pass reads each vector into both statistics from memory.
-        const bool fused = cfg_.fused16 && pass == raw_pass::maxes;
         walk_row(vlen16(), nacc(),
-                [&](int u, const Address &a) {
-                    if (!fused) return vmovdqu32(x(u), a);
-                    vpmaxuw(absmax(), absmax(), a);
-                    vpmaxsw(acc(u), acc(u), a);
-                },
-                [&](int u) {
-                    if (!fused) take_raw(pass, u, x(u));
-                },
+                [&](int u, const Address &a) { vmovdqu32(x(u), a); },
+                [&](int u) { take_raw(pass, u, x(u)); },
                 [&] {
                     // Lanes past the row keep -inf: harmless to the max, not NaN.
                     set_tail_mask(reg_left, 32);

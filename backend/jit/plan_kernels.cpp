@@ -92,20 +92,6 @@ bool fused_columns16(const plan &P, isa_t isa) {
             && prefetch_src(P.src_bytes, streams::many_16bit_far);
 }
 
-// AVX-512's 16-bit inner rows (kernel_config::fused16): as the register
-// columns (fused_columns16), from half the L3's size on, where outputs'
-// rows start on lines, the two-pass loop's maxes pass reads each vector
-// into both statistics from memory. Zen 4, same-run A/Bs, median call:
-// bf16 4096x4096 axis 3 (32 MiB) 732 -> 634 and 751 -> 681 us, f16
-// 2048x4096 axis 3 (16 MiB) 278 -> 231 us, f16 64x256x56x56 axes 2,3
-// (98 MiB) 2669 -> 2641 us; bf16 1024x2048 axis 3 (4 MiB, not taken)
-// 45.1 -> 46.4 us.
-bool fused_rows16(const plan &P, isa_t isa) {
-    return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.jd.ss % 64 == 0
-            && (P.rows.n == 1 || P.rows.ss % 64 == 0)
-            && prefetch_src(P.src_bytes, streams::many_16bit_far);
-}
-
 // Whether a prefetching vertical tile should run its prefetches
 // 4 KiB ahead (kernel_config::prefetch_bytes): 16-bit tiles of
 // rows at least 32 KiB wide, where 1 KiB ahead came too late. Zen 4,
@@ -333,7 +319,6 @@ void choose_kernels(plan &P, isa_t isa) {
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n % vl == 0))
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
-        cfg.fused16 = cfg.block_n == 0 && fused_rows16(P, isa);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
         choose_tile_prefetch(P, isa, from_memory, cfg);

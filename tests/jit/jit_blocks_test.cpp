@@ -90,9 +90,7 @@ protected:
     // blocks: the code has blocks; from memory (kernel_config::prefetch,
     // as plans for src past the L3 make it) they keep a register between
     // load and max, and with no blocks the row loop prefetches.
-    // fused_rows: the row loop with no blocks, its 16-bit maxes pass
-    // reading src into both statistics (kernel_config::fused16).
-    enum class code_kind { blocks, blocks_from_memory, prefetching_rows, fused_rows };
+    enum class code_kind { blocks, blocks_from_memory, prefetching_rows };
 
     // src holds only the smallest magnitudes (raw bits 1..0x7f, either sign).
     bool tiny_values = false;
@@ -109,7 +107,7 @@ protected:
     void run(int64_t n, int64_t outs, bool accumulate, std::vector<int64_t> nan_src,
             std::vector<int64_t> nan_dst, uint32_t seed, code_kind kind = code_kind::blocks,
             uint32_t caller_mxcsr = 0) {
-        const bool prefetching_rows = kind == code_kind::prefetching_rows || kind == code_kind::fused_rows;
+        const bool prefetching_rows = kind == code_kind::prefetching_rows;
         SCOPED_TRACE("n=" + std::to_string(n) + " outs=" + std::to_string(outs)
                 + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed)
                 + " kind=" + std::to_string(int(kind)));
@@ -119,8 +117,7 @@ protected:
         cfg.src_dt = cfg.dst_dt = dt();
         cfg.unroll = prefetching_rows ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
         cfg.block_n = prefetching_rows ? 0 : static_cast<int>(n);
-        cfg.prefetch = kind != code_kind::blocks && kind != code_kind::fused_rows;
-        cfg.fused16 = kind == code_kind::fused_rows;
+        cfg.prefetch = kind != code_kind::blocks;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
         guarded src(outs * n * es), dst(outs * es);
@@ -175,24 +172,6 @@ TEST_P(JitBlocks, PrefetchingRowsLoop) {
             run(n, 5, acc, {}, {}, seed++, code_kind::prefetching_rows);
             run(n, 5, acc, {1, 4}, {}, seed++, code_kind::prefetching_rows);
             if (acc) run(n, 5, acc, {}, {2}, seed++, code_kind::prefetching_rows);
-        }
-    }
-}
-
-// The 16-bit row loop whose maxes pass reads src into both statistics:
-// rows with a partial last vector, an output of negatives only (the mins
-// pass), negative NaNs in src and dst (f32 ignores the flag).
-TEST_P(JitBlocks, FusedRowsLoop) {
-    uint32_t seed = 200;
-    for (int64_t n : {40, 1000, 3136, 4099}) {
-        for (bool acc : {false, true}) {
-            run(n, 5, acc, {}, {}, seed++, code_kind::fused_rows);
-            run(n, 5, acc, {1, 4}, {}, seed++, code_kind::fused_rows);
-            if (acc) run(n, 5, acc, {}, {2}, seed++, code_kind::fused_rows);
-            negative_out = 2;
-            run(n, 5, acc, {}, {}, seed++, code_kind::fused_rows);
-            run(n, 5, acc, {3}, {}, seed++, code_kind::fused_rows);
-            negative_out = -1;
         }
     }
 }

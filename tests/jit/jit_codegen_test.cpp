@@ -37,7 +37,6 @@ std::vector<config_case> plannable_configs() {
             for (int u = 2; u <= (z ? 8 : 4); u *= 2) {
                 r.push_back({isa, family_t::inner, dt, u, 0, false});
                 r.push_back({isa, family_t::inner, dt, u, 0, true});
-                if (z && dt != data_type::f32) r.push_back({isa, family_t::inner, dt, u, 0, false, true});
                 for (int n = 1; n <= inner_block_max_n(dt); ++n)
                     if (z || n % vl == 0) r.push_back({isa, family_t::inner, dt, u, n});
             }
