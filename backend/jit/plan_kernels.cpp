@@ -80,13 +80,13 @@ bool fused_loads16(const plan &P, isa_t isa) {
 // AVX-512's 16-bit register columns (vert_reg, kernel_config::fused16):
 // from half the L3's size on, where rows start on lines, the checked
 // slices' two statistics read each row from memory instead of a load and
-// two maxes. Zen 4, same-run A/Bs (ab_builds, 21 rounds), median call:
-// f16 64x64x64x64 axes 0,2 (32 MiB) 673 -> 593 and 858 -> 662 us, bf16
-// 755 -> 627 us; channels-last f16 64x64x56x56 axes 1,2 (25 MiB) 659 ->
-// 456 us, bf16 32x64x56x56 axes 2,3 (12 MiB) 164 -> 155 us; from the L2
-// (bf16 16x32x32x64 axes 0,2, 2 MiB) it cost 24.0 -> 25.3 us. The exact
-// slices (three statistics, after a lane of negatives only) read equal
-// either way (negative data) and keep the load.
+// two maxes. Zen 4, ab_builds with two copies of each build (one child
+// per copy: a child's memory alone moved identical builds by 10% at 32
+// MiB), per-round medians of the ratio to the roofline: f16 64x64x64x64
+// axes 0,2 (32 MiB) 87-93% -> 100-103% in two runs. From the L2 (bf16
+// 16x32x32x64 axes 0,2, 2 MiB) it cost 24.0 -> 25.3 us in one A/B. The
+// exact slices (three statistics, after a lane of negatives only) read
+// equal either way (negative data) and keep the load.
 bool fused_columns16(const plan &P, isa_t isa) {
     return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.rows.ss % 64 == 0
             && prefetch_src(P.src_bytes, streams::many_16bit_far);
