@@ -203,7 +203,7 @@ private:
         {
             cmp(reg_left, loads * elems);
             jl(l_one, T_NEAR);
-            // cfg_.prefetch (src past twice the L3's size): each line
+            // cfg_.prefetch (src past the L3's size): each line
             // prefetch_ahead_bytes ahead into L2. AMD Zen 4, % of the
             // roofline (2 KiB ahead then): f32 64x256x56x56 axes
             // 2,3 (196 MiB) 103 -> 108%, 4096x4096 axis 3 (64 MiB) 102 ->

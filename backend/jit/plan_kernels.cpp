@@ -31,12 +31,8 @@ enum class streams { one, many, many_16bit_far };
 // helped the vertical tiles, many streams a thread (f16 4096x4096 axis 2
 // on Zen 4: 57% -> 60%, session 12 68-71% -> 78-79%), and cost the inner
 // rows, one stream a thread (bf16 4096x4096 axis 3: 72-86% without, 63-78%
-// with): those take it only past twice the L3's size, as two threads
-// may each sit by an L3 of that size (two CCXs): f32 64 MiB inner rows
-// read 84% of a 98-104 GB/s roofline in a table whose 64 MiB came from
-// the caches (session 19), and from memory equal without (same-run A/Bs:
-// 4096x4096 axis 3 and all axes, 64x64x64x64 axes 1,3 and 0,3, 125-129%
-// either way); 196 MiB keeps it (103 -> 108%, session 12).
+// with): those take it only past the L3's size (past twice it, session
+// 19, read no better in either state of the 64 MiB inner rows).
 // AVX-512's 16-bit tiles over rows far apart take it from half the L3's
 // size: there their two statistics per load, which wait on it, kept too
 // few loads in flight (session 13, % of the roofline without -> with:
@@ -53,7 +49,7 @@ bool prefetch_src(int64_t src_bytes, streams kind) {
     const int64_t l3_bytes = l3_cache_bytes();
     const int64_t l3 = l3_bytes > 0 ? l3_bytes : unknown_l3;
     switch (kind) {
-        case streams::one: return src_bytes > 2 * l3;
+        case streams::one: return src_bytes > l3;
         case streams::many: return src_bytes >= l3;
         case streams::many_16bit_far: return src_bytes >= l3 / 2;
     }
