@@ -11,7 +11,7 @@
 //
 //   ab_builds --shape=32x64x56x56 --order=0,2,3,1 --axes=0 [--dt=f32]
 //             [--dst=any|dense] [--fill=ints|mixed|random|negative|masked] [--rounds=100]
-//             [--calls=40] DIR...
+//             [--calls=40] [--buffers=1] DIR...
 //
 // --order lists the dims from outermost to innermost in memory (default:
 // the logical order); --dst=dense asks for a dst in the logical order (the
@@ -23,6 +23,9 @@
 // negated (negative, as log-probabilities), or
 // with half of them -inf (masked, as masked attention scores: bf16 -inf
 // beside another element is a NaN dword to the blocks' float maxes).
+// --buffers=N gives each child N copies of src, a round's block on the
+// next: at 25-32 MiB where one buffer's pages landed moved identical
+// builds by 10-50% (doc/performance.md, "How to reproduce").
 // Public API only.
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -62,6 +65,7 @@ struct options {
     bool dense_dst = false;
     enum class fill_kind { ints, mixed, random, negative, masked } fill = fill_kind::ints;
     int rounds = 100, calls = 40;
+    int buffers = 1;  // src buffers a child takes in turn, a round each
     std::vector<std::string> dirs;
 };
 
@@ -88,6 +92,7 @@ bool parse(int argc, char **argv, options &o) {
         else if (const char *v = val("--axes=")) o.axes = split(v, 'x');
         else if (const char *v = val("--rounds=")) o.rounds = std::atoi(v);
         else if (const char *v = val("--calls=")) o.calls = std::atoi(v);
+        else if (const char *v = val("--buffers=")) o.buffers = std::atoi(v);
         else if (const char *v = val("--dst=")) o.dense_dst = std::strcmp(v, "dense") == 0;
         else if (const char *v = val("--fill=")) {
             if (!std::strcmp(v, "ints")) o.fill = options::fill_kind::ints;
@@ -107,7 +112,7 @@ bool parse(int argc, char **argv, options &o) {
     if (o.order.empty())
         for (size_t d = 0; d < o.shape.size(); ++d) o.order.push_back(int(d));
     return !o.shape.empty() && o.order.size() == o.shape.size() && !o.axes.empty()
-            && !o.dirs.empty() && o.rounds > 0 && o.calls > 2;
+            && !o.dirs.empty() && o.rounds > 0 && o.calls > 2 && o.buffers > 0;
 }
 
 // A child's block times go to its parent on this descriptor.
@@ -193,10 +198,18 @@ int child(const options &o, const std::string &dir) {
         acc *= o.shape[o.order[k]];
     }
     const size_t elems = size_t(acc), esz = o.dt == logical_tensor::data_type::f32 ? 4 : 2;
-    void *src = big_buffer(elems * esz);
-    // The roofline reads as many bytes, as f32.
-    if (roof) fill(src, elems * esz / 4, logical_tensor::data_type::f32, options::fill_kind::ints);
-    else fill(src, elems, o.dt, o.fill);
+    // --buffers: each round's block reads the next of several copies of
+    // src, so that where one buffer's pages landed does not decide the
+    // child's every round.
+    std::vector<void *> srcs;
+    for (int b = 0; b < o.buffers; ++b) {
+        void *p = big_buffer(elems * esz);
+        // The roofline reads as many bytes, as f32.
+        if (roof) fill(p, elems * esz / 4, logical_tensor::data_type::f32, options::fill_kind::ints);
+        else fill(p, elems, o.dt, o.fill);
+        srcs.push_back(p);
+    }
+    void *src = srcs[0];
     engine eng(engine::kind::cpu, 0);
     stream strm(eng);
     compiled_partition cp;
@@ -252,7 +265,9 @@ int child(const options &o, const std::string &dir) {
     };
     std::vector<double> ts(size_t(o.calls));
     char c;
-    while (read(0, &c, 1) == 1 && c == 'r') {
+    for (size_t round = 0; read(0, &c, 1) == 1 && c == 'r'; ++round) {
+        src = srcs[round % srcs.size()];
+        if (!roof) ins[0].set_data_handle(src);
         for (double &t : ts) {
             const auto t0 = clock_type::now();
             if (roof) roofline();
@@ -277,7 +292,7 @@ int main(int argc, char **argv) {
     if (!parse(argc - is_child, argv + is_child, o)) {
         std::fprintf(stderr, "usage: ab_builds --shape=AxBx.. [--order=..] --axes=AxB.. "
                              "[--dt=f32|bf16|f16] [--dst=any|dense] [--fill=ints|mixed|random|negative|masked]\n"
-                             "       [--rounds=N] [--calls=N] DIR...\n");
+                             "       [--rounds=N] [--calls=N] [--buffers=N] DIR...\n");
         return 2;
     }
     if (is_child) {
