@@ -56,23 +56,6 @@ bool prefetch_src(int64_t src_bytes, streams kind) {
     return false;
 }
 
-// AVX-512's 16-bit tiles in passes of 16 rows (kernel_config::fused16):
-// from half the L3's size on, where the rows lie a multiple of 64 bytes
-// apart, the skewed loads go straight into both statistics, as the
-// prefetching tiles' do. Zen 4, same-run A/Bs, % of the roofline,
-// register -> fused: bf16 64x64x56x56 axis 1 (rows 6272 B apart) 56-73 ->
-// 79-92, f16 66 -> 77; f16 16x64x112x112 axis 1 68-71 -> 78-84; bf16
-// 2600x4800 axis 0 73-76 -> 84-85; bf16 3072x4096 axis 0 (8 KiB) 69-70 ->
-// 80, f16 70 -> 80; channels-last axis 2 (7168 B) bf16 67 -> 73-75, f16
-// 69-73 -> 74-76; f16 48x64x64x64 axis 1 67-68 -> 67-70. From the L3 (f16
-// 1x128x160x160 axis 1, 6 MiB) it cost 90 -> 86, and over rows not
-// 64-byte aligned (bf16 1x128x150x150 axis 1) 86 -> 61: each second
-// read splits a line there.
-bool fused_loads16(const plan &P, isa_t isa) {
-    return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.rows.n >= 16
-            && P.rows.ss % 64 == 0 && prefetch_src(P.src_bytes, streams::many_16bit_far);
-}
-
 // AVX-512's 16-bit register columns (vert_reg, kernel_config::fused16):
 // from half the L3's size on, where rows start on lines, the checked
 // slices' two statistics read each row from memory instead of a load and
@@ -86,6 +69,22 @@ bool fused_loads16(const plan &P, isa_t isa) {
 bool fused_columns16(const plan &P, isa_t isa) {
     return P.dt != data_type::f32 && isa == isa_t::avx512_core && P.rows.ss % 64 == 0
             && prefetch_src(P.src_bytes, streams::many_16bit_far);
+}
+
+// AVX-512's 16-bit tiles in passes of 16 rows (kernel_config::fused16),
+// by fused_columns16's rule: from half the L3's size on, where the rows
+// lie a multiple of 64 bytes apart, the skewed loads go straight into both statistics, as the
+// prefetching tiles' do. Zen 4, same-run A/Bs, % of the roofline,
+// register -> fused: bf16 64x64x56x56 axis 1 (rows 6272 B apart) 56-73 ->
+// 79-92, f16 66 -> 77; f16 16x64x112x112 axis 1 68-71 -> 78-84; bf16
+// 2600x4800 axis 0 73-76 -> 84-85; bf16 3072x4096 axis 0 (8 KiB) 69-70 ->
+// 80, f16 70 -> 80; channels-last axis 2 (7168 B) bf16 67 -> 73-75, f16
+// 69-73 -> 74-76; f16 48x64x64x64 axis 1 67-68 -> 67-70. From the L3 (f16
+// 1x128x160x160 axis 1, 6 MiB) it cost 90 -> 86, and over rows not
+// 64-byte aligned (bf16 1x128x150x150 axis 1) 86 -> 61: each second
+// read splits a line there.
+bool fused_loads16(const plan &P, isa_t isa) {
+    return P.rows.n >= 16 && fused_columns16(P, isa);
 }
 
 // Whether a prefetching vertical tile should run its prefetches

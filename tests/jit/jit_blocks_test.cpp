@@ -272,8 +272,8 @@ protected:
             std::vector<std::pair<int64_t, int64_t>> nan_dst, uint32_t seed,
             uint32_t caller_mxcsr = 0) {
         // The tiles with and without prefetching, their (and the register
-        // columns') 16-bit loads fused or not, prefetching near or far or the next pass, with and without
-        // a scratch tile (same results).
+        // columns') 16-bit loads fused or not, prefetching near or far or
+        // the next pass, with and without a scratch tile (same results).
         const bool prefetch = family == family_t::vert_tile && seed % 2;
         const bool fused16 = seed % 4 == 2;  // tiles and 16-bit register columns
         const bool with_scratch = family == family_t::vert_tile && seed % 3 != 0;

@@ -1,0 +1,153 @@
+// Plans by src size against the caches (plan_kernels.cpp): which kernels
+// prefetch src and which 16-bit kernels read it into both statistics from
+// memory (kernel_config::fused16), on either side of the L3's size or half
+// of it, as this machine's L3 gives them.
+#include "tests/jit/jit_reduce_fixture.hpp"
+
+namespace crest::impl::jit::test {
+namespace {
+
+// Vertical tiles and inner rows prefetch only when src is at least the
+// L3's size (plan_kernels.cpp): from the L3 the prefetch costs. 16-bit tiles from
+// half of it. The slab stage of a two-stage inner plan follows the rule of
+// the tiles.
+TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    auto make = [](const dims_t &d, uint32_t mask) {
+        return plan_on_two(make_problem(data_type::f32, d, mask));
+    };
+    // Reducing axis 1 of 1 x rows x 1024 x 1024 f32: rows * 4 MiB of src.
+    const int64_t small_rows = 2, big_rows = l3 / (int64_t(4) << 20) + 1;
+    const plan small = make({1, small_rows, 1024, 1024}, 0b0010);
+    const plan big = make({1, big_rows, 1024, 1024}, 0b0010);
+    ASSERT_EQ(small.kind, plan_kind::vertical);
+    ASSERT_EQ(big.kind, plan_kind::vertical);
+    EXPECT_FALSE(small.code->cfg.prefetch);
+    EXPECT_TRUE(big.code->cfg.prefetch);
+    // From exactly the L3's size on (whole 4 MiB rows, as the L3s are);
+    // inner rows (one stream a thread) only past it.
+    const int64_t l3_rows = l3 / (int64_t(4) << 20);
+    if (l3 % (int64_t(4) << 20) == 0 && l3_rows >= 2) {
+        EXPECT_TRUE(make({1, l3_rows, 1024, 1024}, 0b0010).code->cfg.prefetch);
+        EXPECT_FALSE(make({1, l3_rows - 1, 1024, 1024}, 0b0010).code->cfg.prefetch);
+        EXPECT_FALSE(make({1, l3_rows, 1024, 1024}, 0b1100).code->cfg.prefetch);
+        EXPECT_TRUE(make({1, l3_rows + 1, 1024, 1024}, 0b1100).code->cfg.prefetch);
+    }
+    // AVX-512's 16-bit tiles over 16 or more rows far apart from half the
+    // L3's size on (1 x rows x 256 x 1024 bf16: rows * 512 KiB); AVX2's,
+    // and rows close together, as f32's.
+    const int64_t half_l3_rows = l3 / 2 / (int64_t(512) << 10);
+    if ((l3 / 2) % (int64_t(512) << 10) == 0 && half_l3_rows >= 17) {
+        auto make16 = [](const dims_t &d, uint32_t mask) {
+            return plan_on_two(make_problem(data_type::bf16, d, mask));
+        };
+        const plan at = make16({1, half_l3_rows, 256, 1024}, 0b0010);
+        ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
+        EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(at.code->cfg.fused16);  // implied by the prefetch: one config
+        // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_bytes); f32
+        // rows of 4 MiB 1 KiB. Rows of 16 KiB one after another, from the
+        // L3's size on, prefetch the next pass's rows instead (AVX-512).
+        EXPECT_EQ(at.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 4096 : 0);
+        EXPECT_EQ(big.code->cfg.prefetch_bytes, 0);
+        const plan narrow = make16({1, half_l3_rows * 64, 64, 128}, 0b0010);
+        ASSERT_EQ(narrow.code->cfg.family, family_t::vert_tile);
+        // (AVX2 has no rows_follow rule: from the L3's size, as f32.)
+        EXPECT_EQ(narrow.code->cfg.prefetch, max_isa() != isa_t::avx512_core);
+        EXPECT_EQ(narrow.code->cfg.prefetch_pass, max_isa() == isa_t::avx512_core);
+        EXPECT_EQ(narrow.code->cfg.fused16, max_isa() == isa_t::avx512_core);
+        // Slices of under 16 rows one after another: 16 KiB ahead, from
+        // half the L3's size (AVX-512).
+        const plan few = make16({half_l3_rows * 64, 14, 512}, 0b010);
+        EXPECT_EQ(few.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
+        EXPECT_EQ(few.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 16384 : 0);
+        // The same past the L3's size (f32, twice the bytes and more): the
+        // slices keep their rule, the next pass's rows need passes of 16.
+        const plan few_big = make({half_l3_rows * 256, 14, 512}, 0b010);
+        EXPECT_TRUE(few_big.code->cfg.prefetch);
+        EXPECT_EQ(few_big.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 16384 : 0);
+        EXPECT_FALSE(few_big.code->cfg.prefetch_pass);
+        // Rows of at most 4 KiB one after another, from half the L3's
+        // size and below the prefetch: the next pass's rows (16-bit
+        // 1 x rows x 1 x 2048 reducing axis 1; rows of 8 KiB do not).
+        const plan pass = make16({1, half_l3_rows * 128, 1, 2048}, 0b0010);
+        ASSERT_EQ(pass.code->cfg.family, family_t::vert_tile);
+        EXPECT_FALSE(pass.code->cfg.prefetch);
+        EXPECT_EQ(pass.code->cfg.prefetch_pass, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(make16({1, half_l3_rows * 64, 1, 4096}, 0b0010).code->cfg.prefetch_pass);
+        EXPECT_FALSE(make16({1, 8, 1, 2048}, 0b0010).code->cfg.prefetch_pass);
+        EXPECT_FALSE(make16({1, half_l3_rows - 1, 256, 1024}, 0b0010).code->cfg.prefetch);
+        // The same bytes in rows of 8 KiB, back to back.
+        EXPECT_FALSE(make16({half_l3_rows * 64, 4096}, 0b01).code->cfg.prefetch);
+    }
+    // NCHW reducing C and W (short rows, far-apart rows dim): two stages.
+    const plan slabs = make({big_rows, 64, 256, 64}, 0b1010);
+    ASSERT_TRUE(slabs.slab_code);
+    EXPECT_TRUE(slabs.slab_code->cfg.prefetch);
+    // Long inner rows prefetch in their row loop past the L3 too; short
+    // rows (blocks of outputs) are told the same, and keep a register
+    // between load and max (gen_inner_blocks.cpp).
+    const plan rows_small = make({1, small_rows, 1024, 1024}, 0b1100);
+    const plan rows_big = make({1, big_rows, 1024, 1024}, 0b1100);
+    ASSERT_EQ(rows_big.kind, plan_kind::inner);
+    EXPECT_FALSE(rows_small.code->cfg.prefetch);
+    EXPECT_TRUE(rows_big.code->cfg.prefetch);
+    const plan blocks_small = make({1, small_rows, 1024 * 16, 64}, 0b1000);
+    const plan blocks_big = make({1, big_rows, 1024 * 16, 64}, 0b1000);
+    ASSERT_GT(blocks_big.code->cfg.block_n, 0);
+    EXPECT_FALSE(blocks_small.code->cfg.prefetch);
+    EXPECT_TRUE(blocks_big.code->cfg.prefetch);
+}
+
+// AVX-512's 16-bit tiles fuse their skewed loads into both statistics
+// from half the L3's size on where rows lie a multiple of 64 bytes apart
+// (plan_kernels.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
+// 6272 B apart), not over rows 6200 B apart, nor below the size, nor
+// f32, nor on AVX2; the two-stage plans' slab tiles follow the rule.
+TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t slice = 64 * 3136 * 2, k = l3 / 2 / slice + 1;
+    auto cfg = [](data_type dt, const dims_t &d, uint32_t mask) {
+        return plan_on_two(make_problem(dt, d, mask)).code->cfg;
+    };
+    const bool z = max_isa() == isa_t::avx512_core;
+    const kernel_config at = cfg(data_type::bf16, {k, 64, 3136}, 0b010);
+    ASSERT_EQ(at.family, family_t::vert_tile);
+    EXPECT_EQ(at.fused16, z);
+    EXPECT_FALSE(at.prefetch);
+    EXPECT_EQ(cfg(data_type::f16, {k, 64, 3136}, 0b010).fused16, z);
+    EXPECT_FALSE(cfg(data_type::bf16, {k / 4, 64, 3136}, 0b010).fused16);
+    EXPECT_FALSE(cfg(data_type::bf16, {2 * k, 64, 3100}, 0b010).fused16);
+    EXPECT_FALSE(cfg(data_type::bf16, {k, 12, 3136}, 0b010).fused16);
+    EXPECT_FALSE(cfg(data_type::f32, {k, 64, 3136}, 0b010).fused16);
+    // NCHW reducing C and W: the slab tiles.
+    const plan slabs = plan_on_two(make_problem(data_type::f16, {k, 64, 56, 56}, 0b1010));
+    ASSERT_TRUE(slabs.slab_code);
+    EXPECT_EQ(slabs.slab_code->cfg.fused16, z);
+}
+
+// AVX-512's 16-bit register columns read rows into both statistics from
+// memory from half the L3's size on where rows start on lines
+// (fused_columns16): k x 64 x 64 x 64 reducing axes 0 and 2 (rows of 128
+// bytes), not below the size, nor over rows of 120 bytes, nor f32.
+TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t k = l3 / 2 / (64 * 64 * 64 * 2) + 1;
+    auto cfg = [](data_type dt, const dims_t &d) {
+        return plan_on_two(make_problem(dt, d, 0b0101)).code->cfg;
+    };
+    const bool z = max_isa() == isa_t::avx512_core;
+    const kernel_config at = cfg(data_type::f16, {k, 64, 64, 64});
+    ASSERT_EQ(at.family, family_t::vert_reg);
+    EXPECT_EQ(at.fused16, z);
+    EXPECT_EQ(cfg(data_type::bf16, {k, 64, 64, 64}).fused16, z);
+    EXPECT_FALSE(cfg(data_type::f16, {k / 4, 64, 64, 64}).fused16);
+    EXPECT_FALSE(cfg(data_type::f16, {k, 64, 64, 60}).fused16);
+    EXPECT_FALSE(cfg(data_type::f32, {k, 64, 64, 64}).fused16);
+}
+
+} // namespace
+} // namespace crest::impl::jit::test
