@@ -135,6 +135,12 @@ struct plan {
     // it. 0: none.
     int64_t tile_scratch_bytes = 0;
 
+    // vertical with a transposed output (run_range, transpose.hpp): each
+    // chunk's transposes prefetch for writing the dst lines of the next
+    // chunk at the same place. Set from half the L3's size
+    // (plan_kernels.cpp).
+    bool prefetch_transposed = false;
+
     const char *name = "";  // static storage
 };
 

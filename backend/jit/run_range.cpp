@@ -234,7 +234,8 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
                 run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch, &modes);
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
-                    const int64_t next = std::min<int64_t>(cnt - c0 - c, tile);
+                    const int64_t next =
+                            P.prefetch_transposed ? std::min<int64_t>(cnt - c0 - c, tile) : 0;
                     const int lanes = P.isa == isa_t::avx512_core ? 16 : 8;
                     if (D.dsz == 4)
                         transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,

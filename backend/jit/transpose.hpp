@@ -9,7 +9,15 @@
 // transposes took 4x as long as writing the same bytes in order (f32
 // 64x3136 positions, one thread, on Zen 4). So each transpose prefetches
 // for writing the lines the next chunk's transpose at the same place will
-// store to; they arrive while the kernel reads that chunk's src.
+// store to; they arrive while the kernel reads that chunk's src. Only
+// from half the L3's size (plan::prefetch_transposed): below it the
+// lines are in the caches and the prefetches cost 1-5 points.
+//
+// What the transposes cost at 25.7 MB (session 20, doc/performance.md):
+// writing dst, not the shuffles. Transposes into a buffer that stays in
+// the L1 or L2 read 84-88% of the roofline where writing dst reads
+// 76-80%; 128-bit-lane loads that halve the shuffles (2.2x faster
+// alone) gained nothing there and lost 8 points for bf16.
 #pragma once
 
 #include <cstdint>
