@@ -1,4 +1,5 @@
-// The `vertical` family's generator (gen_vertical.cpp, its skewed blocks in
+// The `vertical` family's generator (gen_vertical.cpp, its straight groups
+// in gen_vertical_straight.cpp, its skewed blocks in
 // gen_vertical_skew.cpp): the kept group is innermost and contiguous, the
 // reduced rows lie outside it. Columns go in tiles of
 // vertical_tile_cols(cfg_); the running max is kept in a tile (exact in any
