@@ -15,8 +15,8 @@
 //
 // What the transposes cost at 25.7 MB (session 20, doc/performance.md):
 // writing dst, not the shuffles. Transposes into a buffer that stays in
-// the L1 or L2 read 84-88% of the roofline where writing dst reads
-// 76-80%; 128-bit-lane loads that halve the shuffles (2.2x faster
+// the L1 or L2 read 80-89% of the roofline where writing dst reads
+// 75-82%; 128-bit-lane loads that halve the shuffles (2.2x faster
 // alone) gained nothing there and lost 8 points for bf16.
 #pragma once
 
