@@ -100,7 +100,8 @@ private:
     // row vector, not 1).
     bool nan_by_flags() const { return !raw16(); }
     int skew_rows() const { return is512() ? 16 : 8; }
-    int max_group() const { return skews() ? skew_rows() : group(); }
+    // AVX2's 16-bit passes take 8 rows (group_body_raw_checked8).
+    int max_group() const { return skews() ? skew_rows() : raw16() ? 8 : group(); }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:
@@ -229,6 +230,14 @@ private:
     // upper (16-row passes, g = 8): rows 8-15, joining what rows 0-7 wrote
     // at [reg_pd + reg_to]; the statistics take two registers a row.
     void group_body_raw_checked(mode m, int g, bool fresh, bool upper = false);
+
+    // AVX2, 16-bit, a pass of 8 rows over whole vectors: the signed and
+    // the unsigned max trees alone (2 ops a row against the exact
+    // groups' 3, and one round trip through the running max per 8 rows
+    // against 4), checked as group_body_raw_checked's; a step with a
+    // lane of negatives only or a negative NaN redoes its rows as two
+    // exact groups of 4.
+    void group_body_raw_checked8(bool fresh);
 
     // A vector of each row in 16-bit lanes; a tail keeps -inf past the
     // tile's end (not NaN, no effect on the max) and stores only its lanes;

@@ -37,6 +37,15 @@ void vertical_generator::group_body(mode m, int g, bool fresh) {
         return;
     }
     if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
+    if (raw16() && g > group()) {
+        // AVX2, a pass of 8 rows: checked in one group over whole vectors;
+        // AVX2's one-column steps as two exact groups of 4, the second
+        // joining the first's output.
+        if (m == mode::full) return group_body_raw_checked8(fresh);
+        group_body_raw(m, group(), fresh);
+        group_body_raw(m, group(), false, true);
+        return;
+    }
     if (raw16()) return group_body_raw(m, g, fresh);
     group_body_f32(m, g, fresh, m == mode::scalar);
 }
@@ -78,6 +87,40 @@ void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool 
     L(l_done);
 }
 
+void vertical_generator::group_body_raw_checked8(bool fresh) {
+    // Rows in ymm 0-7, their unsigned-max pairs in ymm 8-11 (12 and 13
+    // hold -inf and the quiet NaN), the running max in ymm 14.
+    const Xmm run = v(14), tmp = v(9);
+    for (int k = 0; k < 8; ++k) ld16(mode::full, v(k), row(k));
+    for (int i = 0; i < 4; ++i) vpmaxuw(v(8 + i), v(2 * i), v(2 * i + 1));
+    vpmaxuw(v(8), v(8), v(9));
+    vpmaxuw(v(10), v(10), v(11));
+    vpmaxuw(v(8), v(8), v(10));
+    for (int w = 1; w < 8; w *= 2)
+        for (int i = 0; i + w < 8; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
+    if (!fresh) {
+        ld16(mode::full, run, ptr[reg_pd]);
+        vpmaxuw(v(8), v(8), run);
+        vpmaxsw(v(0), v(0), run);
+    }
+    // A lane whose signed max is negative (it saw only negatives: the
+    // words' sign bits, the odd bits of the byte mask), or an unsigned
+    // max above -inf's bits (a negative NaN): the rows again, exactly.
+    Label l_slow, l_done;
+    vpmovmskb(eax, v(0));
+    test(eax, 0xaaaaaaaa);
+    jnz(l_slow, T_NEAR);
+    vpsubusw(tmp, v(8), c_neg_inf());
+    vptest(tmp, tmp);
+    jnz(l_slow, T_NEAR);
+    store16(mode::full, v(0));
+    jmp(l_done, T_NEAR);
+    L(l_slow);
+    group_body_raw(mode::full, group(), fresh);
+    group_body_raw(mode::full, group(), false, true);
+    L(l_done);
+}
+
 void vertical_generator::ld16(mode m, const Xmm &x, const Address &a) {
     if (m == mode::full) {
         if (is512()) vmovdqu32(x, a);
@@ -98,7 +141,7 @@ void vertical_generator::group_body_raw(mode m, int g, bool fresh, bool upper) {
 
 void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin, bool upper) {
     const Xmm d = v(is512() ? 16 : 8);
-    for (int k = 0; k < g; ++k) ld16(m, v(k), row(upper ? 8 + k : k));
+    for (int k = 0; k < g; ++k) ld16(m, v(k), row(upper ? group() + k : k));
     if (g == 1) {
         copy16(umax16(0), v(0));
         if (with_umin) copy16(umin16(0), v(0));
