@@ -105,9 +105,9 @@ void vertical_generator::tile() {
     Label l_rest;
     cmp(ARG(accumulate), 0);
     jne(l_rest, T_NEAR);
-    // Passes of max_group() rows, then of group() rows, then one of the
-    // rows left (fewer than group()): at most two passes past the full
-    // ones, each one round trip through the running max.
+    // Passes of max_group() rows, then of rest_from() rows, then one of
+    // the rows left (fewer than rest_from()): at most two passes past the
+    // full ones, each one round trip through the running max.
     auto passes_below = [&](int from, bool fresh, Label &done) {
         for (int g = from; g >= 1; --g) {
             Label l_other;
@@ -121,7 +121,7 @@ void vertical_generator::tile() {
     {
         Label l_fresh_done;
         std::vector<int> sizes {max_group()};
-        if (group() < max_group()) sizes.push_back(group());
+        if (rest_from() < max_group()) sizes.push_back(rest_from());
         for (int g : sizes) {
             Label l_smaller;
             cmp(reg_rows, g);
@@ -130,7 +130,7 @@ void vertical_generator::tile() {
             jmp(l_fresh_done, T_NEAR);
             L(l_smaller);
         }
-        passes_below(group() - 1, true, l_fresh_done);
+        passes_below(rest_from() - 1, true, l_fresh_done);
         L(l_fresh_done);
     }
     L(l_rest);
@@ -141,14 +141,14 @@ void vertical_generator::tile() {
     pass(max_group(), false);
     jmp(l_full_groups, T_NEAR);
     L(l_tail_groups);
-    if (group() < max_group()) {
+    if (rest_from() < max_group()) {
         Label l_smaller;
-        cmp(reg_rows, group());
+        cmp(reg_rows, rest_from());
         jl(l_smaller, T_NEAR);
-        pass(group(), false);
+        pass(rest_from(), false);
         L(l_smaller);
     }
-    passes_below(group() - 1, false, l_done);
+    passes_below(rest_from() - 1, false, l_done);
     L(l_done);
 }
 

@@ -55,8 +55,8 @@ private:
 
     void generate() override;
 
-    // One tile: rows go in passes of max_group() rows, then one of group()
-    // rows and one of exactly the rows left (odd counts too: a slice of 7
+    // One tile: rows go in passes of max_group() rows, then one of
+    // rest_from() rows and one of exactly the rows left (odd counts too: a slice of 7
     // rows is one pass, not 4 + 2 + 1), each a single round trip through
     // the running max. Unless accumulating, the first pass writes without
     // reading it. Channels-last 7x7x2048 f32 reducing H 45 -> 64% of the
@@ -100,8 +100,11 @@ private:
     // row vector, not 1).
     bool nan_by_flags() const { return !raw16(); }
     int skew_rows() const { return is512() ? 16 : 8; }
-    // AVX2's 16-bit passes take 8 rows (group_body_raw_checked8).
+    // AVX2's 16-bit passes take 8 rows (group_body_raw_checked8), and
+    // the rows left past them one pass of exactly that many.
     int max_group() const { return skews() ? skew_rows() : raw16() ? 8 : group(); }
+    // Passes of fewer rows than this take exactly the rows left.
+    int rest_from() const { return skews() ? group() : max_group(); }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:
@@ -231,13 +234,13 @@ private:
     // at [reg_pd + reg_to]; the statistics take two registers a row.
     void group_body_raw_checked(mode m, int g, bool fresh, bool upper = false);
 
-    // AVX2, 16-bit, a pass of 8 rows over whole vectors: the signed and
-    // the unsigned max trees alone (2 ops a row against the exact
-    // groups' 3, and one round trip through the running max per 8 rows
-    // against 4), checked as group_body_raw_checked's; a step with a
-    // lane of negatives only or a negative NaN redoes its rows as two
-    // exact groups of 4.
-    void group_body_raw_checked8(bool fresh);
+    // AVX2, 16-bit, a pass of g (2-8) rows over whole vectors: the
+    // signed and the unsigned max trees alone (2 ops a row against the
+    // exact groups' 3, and one round trip through the running max per
+    // pass of up to 8 rows against 4), checked as
+    // group_body_raw_checked's; a step with a lane of negatives only or
+    // a negative NaN redoes its rows as exact groups of up to 4.
+    void group_body_raw_checked8(int g, bool fresh);
 
     // A vector of each row in 16-bit lanes; a tail keeps -inf past the
     // tile's end (not NaN, no effect on the max) and stores only its lanes;

@@ -37,16 +37,15 @@ void vertical_generator::group_body(mode m, int g, bool fresh) {
         return;
     }
     if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
-    if (raw16() && g > group()) {
-        // AVX2, a pass of 8 rows: checked in one group over whole vectors;
-        // AVX2's one-column steps as two exact groups of 4, the second
-        // joining the first's output.
-        if (m == mode::full) return group_body_raw_checked8(fresh);
-        group_body_raw(m, group(), fresh);
-        group_body_raw(m, group(), false, true);
+    if (raw16()) {
+        // AVX2: passes of up to 8 rows, checked over whole vectors; one
+        // row, and the one-column steps, exact in groups of up to 4, the
+        // second joining the first's output.
+        if (m == mode::full && g > 1) return group_body_raw_checked8(g, fresh);
+        group_body_raw(m, std::min(g, group()), fresh);
+        if (g > group()) group_body_raw(m, g - group(), false, true);
         return;
     }
-    if (raw16()) return group_body_raw(m, g, fresh);
     group_body_f32(m, g, fresh, m == mode::scalar);
 }
 
@@ -87,17 +86,18 @@ void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool 
     L(l_done);
 }
 
-void vertical_generator::group_body_raw_checked8(bool fresh) {
+void vertical_generator::group_body_raw_checked8(int g, bool fresh) {
     // Rows in ymm 0-7, their unsigned-max pairs in ymm 8-11 (12 and 13
     // hold -inf and the quiet NaN), the running max in ymm 14.
     const Xmm run = v(14), tmp = v(9);
-    for (int k = 0; k < 8; ++k) ld16(mode::full, v(k), row(k));
-    for (int i = 0; i < 4; ++i) vpmaxuw(v(8 + i), v(2 * i), v(2 * i + 1));
-    vpmaxuw(v(8), v(8), v(9));
-    vpmaxuw(v(10), v(10), v(11));
-    vpmaxuw(v(8), v(8), v(10));
-    for (int w = 1; w < 8; w *= 2)
-        for (int i = 0; i + w < 8; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
+    const int pairs = g / 2;
+    for (int k = 0; k < g; ++k) ld16(mode::full, v(k), row(k));
+    for (int i = 0; i < pairs; ++i) vpmaxuw(v(8 + i), v(2 * i), v(2 * i + 1));
+    if (g % 2) vpmaxuw(v(8), v(8), v(g - 1));  // the odd row joins the first pair
+    for (int w = 1; w < pairs; w *= 2)
+        for (int i = 0; i + w < pairs; i += 2 * w) vpmaxuw(v(8 + i), v(8 + i), v(8 + i + w));
+    for (int w = 1; w < g; w *= 2)
+        for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
     if (!fresh) {
         ld16(mode::full, run, ptr[reg_pd]);
         vpmaxuw(v(8), v(8), run);
@@ -116,8 +116,8 @@ void vertical_generator::group_body_raw_checked8(bool fresh) {
     store16(mode::full, v(0));
     jmp(l_done, T_NEAR);
     L(l_slow);
-    group_body_raw(mode::full, group(), fresh);
-    group_body_raw(mode::full, group(), false, true);
+    group_body_raw(mode::full, std::min(g, group()), fresh);
+    if (g > group()) group_body_raw(mode::full, g - group(), false, true);
     L(l_done);
 }
 
