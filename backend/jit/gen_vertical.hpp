@@ -56,9 +56,9 @@ private:
     void generate() override;
 
     // One tile: rows go in passes of max_group() rows, then one of
-    // rest_from() rows and one of exactly the rows left (odd counts too: a slice of 7
-    // rows is one pass, not 4 + 2 + 1), each a single round trip through
-    // the running max. Unless accumulating, the first pass writes without
+    // rest_from() rows and one of exactly the rows left (odd counts too: a
+    // slice of 7 rows is one pass, not 4 + 2 + 1), each a single round
+    // trip through the running max. Unless accumulating, the first pass writes without
     // reading it. Channels-last 7x7x2048 f32 reducing H 45 -> 64% of the
     // roofline, reducing W 38 -> 52% (same-run A/Bs, Zen 4).
     void tile();
@@ -100,9 +100,10 @@ private:
     // row vector, not 1).
     bool nan_by_flags() const { return !raw16(); }
     int skew_rows() const { return is512() ? 16 : 8; }
-    // AVX2's 16-bit passes take 8 rows (group_body_raw_checked8), and
-    // the rows left past them one pass of exactly that many.
-    int max_group() const { return skews() ? skew_rows() : raw16() ? 8 : group(); }
+    // AVX2's 16-bit passes (the only ones not skewed) take 8 rows, checked
+    // (group_body_raw_checked), and the rows left past them one pass of
+    // exactly that many.
+    int max_group() const { return skews() ? skew_rows() : 8; }
     // Passes of fewer rows than this take exactly the rows left.
     int rest_from() const { return skews() ? group() : max_group(); }
     enum class block { first, full, last };
@@ -224,23 +225,24 @@ private:
     // Junk lanes of a masked tail are zero, never NaN, never stored.
     void group_body_f32(mode m, int g, bool fresh, bool exact);
 
-    // AVX-512, 16-bit lanes: the signed max tree alone is the answer where
-    // a lane saw a value >= +0 and no negative NaN (whose bits, above
-    // -inf's as unsigned, an unsigned max tree shows). Only a step with a
-    // lane of negatives only, or a negative NaN, redoes its rows with the
-    // three statistics (group_body_raw); the unsigned min tree is skipped
+    // 16-bit lanes: the signed max tree alone is the answer where a lane
+    // saw a value >= +0 and no negative NaN (whose bits, above -inf's as
+    // unsigned, an unsigned max tree shows). Only a step with a lane of
+    // negatives only, or a negative NaN, redoes its rows with the three
+    // statistics (group_body_raw_split); the unsigned min tree is skipped
     // otherwise. Junk lanes of a masked tail (-inf) do not count.
-    // upper (16-row passes, g = 8): rows 8-15, joining what rows 0-7 wrote
-    // at [reg_pd + reg_to]; the statistics take two registers a row.
+    // upper (AVX-512's 16-row passes, g = 8): rows 8-15, joining what rows
+    // 0-7 wrote at [reg_pd + reg_to]; the statistics take two registers a
+    // row. AVX2 (whole vectors, since session 20): up to 8 rows in ymm
+    // 0-7, their unsigned-max pairs in ymm 8-11, the running max in ymm
+    // 14 (2 ops a row against the exact groups' 3, and one round trip
+    // through the running max a pass of up to 8 rows against 4).
     void group_body_raw_checked(mode m, int g, bool fresh, bool upper = false);
 
-    // AVX2, 16-bit, a pass of g (2-8) rows over whole vectors: the
-    // signed and the unsigned max trees alone (2 ops a row against the
-    // exact groups' 3, and one round trip through the running max per
-    // pass of up to 8 rows against 4), checked as
-    // group_body_raw_checked's; a step with a lane of negatives only or
-    // a negative NaN redoes its rows as exact groups of up to 4.
-    void group_body_raw_checked8(int g, bool fresh);
+    // The exact statistics (group_body_raw) in groups of up to group()
+    // rows, the second joining the first's output (only AVX2's 16-bit
+    // passes of 5-8 rows need two).
+    void group_body_raw_split(mode m, int g, bool fresh, bool upper = false);
 
     // A vector of each row in 16-bit lanes; a tail keeps -inf past the
     // tile's end (not NaN, no effect on the max) and stores only its lanes;
@@ -253,11 +255,11 @@ private:
     // negatives, and an unsigned max tree above -inf's bits shows a
     // negative NaN, which turns the lane into the quiet NaN. 3 ops per row
     // and no key conversions; the keys took 4 and 5 more per group.
-    // AVX2 (4 rows a group): the same in ymm 0-9 and 12-13.
+    // AVX2 (4 rows a group): the same in ymm 0-9 and 12-14.
     void group_body_raw(mode m, int g, bool fresh, bool upper = false);
 
     // The three statistics' registers (the signed max is v(i)).
-    Xmm umax16(int i) const { return v(is512() ? 8 + i : 4 + i); }
+    Xmm umax16(int i) const { return v(8 + i); }
     Xmm umin16(int i) const { return v(is512() ? 12 + i : 6 + i); }
 
     // g rows' 16-bit vectors (joined by the running max unless fresh) into

@@ -36,16 +36,11 @@ void vertical_generator::group_body(mode m, int g, bool fresh) {
         group_body_raw_checked(m, 8, false, true);
         return;
     }
-    if (raw16() && is512() && m != mode::scalar) return group_body_raw_checked(m, g, fresh);
-    if (raw16()) {
-        // AVX2: passes of up to 8 rows, checked over whole vectors; one
-        // row, and the one-column steps, exact in groups of up to 4, the
-        // second joining the first's output.
-        if (m == mode::full && g > 1) return group_body_raw_checked8(g, fresh);
-        group_body_raw(m, std::min(g, group()), fresh);
-        if (g > group()) group_body_raw(m, g - group(), false, true);
-        return;
-    }
+    // AVX2 checks passes of 2-8 rows over whole vectors; one row, and
+    // its one-column steps, go exact.
+    if (raw16() && (is512() ? m != mode::scalar : m == mode::full && g > 1))
+        return group_body_raw_checked(m, g, fresh);
+    if (raw16()) return group_body_raw_split(m, g, fresh);
     group_body_f32(m, g, fresh, m == mode::scalar);
 }
 
@@ -71,54 +66,36 @@ void vertical_generator::group_body_f32(mode m, int g, bool fresh, bool exact) {
 }
 
 void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool upper) {
-    const Opmask k_neg = k_ord_, k_nan = Opmask(1);
     raw_stats(m, g, fresh, false, upper);
-    vpmovw2m(k_neg, v(0));
-    if (m == mode::tail) kandd(k_neg, k_neg, k_tail_);
-    negative_nan_lanes(k_nan, umax16(0));
     Label l_slow, l_done;
-    kortestd(k_neg, k_nan);
-    jnz(l_slow, T_NEAR);
+    if (is512()) {
+        const Opmask k_neg = k_ord_, k_nan = Opmask(1);
+        vpmovw2m(k_neg, v(0));
+        if (m == mode::tail) kandd(k_neg, k_neg, k_tail_);
+        negative_nan_lanes(k_nan, umax16(0));
+        kortestd(k_neg, k_nan);
+        jnz(l_slow, T_NEAR);
+    } else {
+        // AVX2 (whole vectors only): the words' sign bits are the byte
+        // mask's odd bits; the saturating difference is nonzero where the
+        // unsigned max is above -inf's bits. v(9) is free after the trees.
+        vpmovmskb(eax, v(0));
+        test(eax, 0xaaaaaaaa);
+        jnz(l_slow, T_NEAR);
+        vpsubusw(v(9), umax16(0), c_neg_inf());
+        vptest(v(9), v(9));
+        jnz(l_slow, T_NEAR);
+    }
     store16(m, v(0));
     jmp(l_done, T_NEAR);
     L(l_slow);
-    group_body_raw(m, g, fresh, upper);
+    group_body_raw_split(m, g, fresh, upper);
     L(l_done);
 }
 
-void vertical_generator::group_body_raw_checked8(int g, bool fresh) {
-    // Rows in ymm 0-7, their unsigned-max pairs in ymm 8-11 (12 and 13
-    // hold -inf and the quiet NaN), the running max in ymm 14.
-    const Xmm run = v(14), tmp = v(9);
-    const int pairs = g / 2;
-    for (int k = 0; k < g; ++k) ld16(mode::full, v(k), row(k));
-    for (int i = 0; i < pairs; ++i) vpmaxuw(v(8 + i), v(2 * i), v(2 * i + 1));
-    if (g % 2) vpmaxuw(v(8), v(8), v(g - 1));  // the odd row joins the first pair
-    for (int w = 1; w < pairs; w *= 2)
-        for (int i = 0; i + w < pairs; i += 2 * w) vpmaxuw(v(8 + i), v(8 + i), v(8 + i + w));
-    for (int w = 1; w < g; w *= 2)
-        for (int i = 0; i + w < g; i += 2 * w) vpmaxsw(v(i), v(i), v(i + w));
-    if (!fresh) {
-        ld16(mode::full, run, ptr[reg_pd]);
-        vpmaxuw(v(8), v(8), run);
-        vpmaxsw(v(0), v(0), run);
-    }
-    // A lane whose signed max is negative (it saw only negatives: the
-    // words' sign bits, the odd bits of the byte mask), or an unsigned
-    // max above -inf's bits (a negative NaN): the rows again, exactly.
-    Label l_slow, l_done;
-    vpmovmskb(eax, v(0));
-    test(eax, 0xaaaaaaaa);
-    jnz(l_slow, T_NEAR);
-    vpsubusw(tmp, v(8), c_neg_inf());
-    vptest(tmp, tmp);
-    jnz(l_slow, T_NEAR);
-    store16(mode::full, v(0));
-    jmp(l_done, T_NEAR);
-    L(l_slow);
-    group_body_raw(mode::full, std::min(g, group()), fresh);
-    if (g > group()) group_body_raw(mode::full, g - group(), false, true);
-    L(l_done);
+void vertical_generator::group_body_raw_split(mode m, int g, bool fresh, bool upper) {
+    group_body_raw(m, std::min(g, group()), fresh, upper);
+    if (g > group()) group_body_raw(m, g - group(), false, true);
 }
 
 void vertical_generator::ld16(mode m, const Xmm &x, const Address &a) {
@@ -140,7 +117,7 @@ void vertical_generator::group_body_raw(mode m, int g, bool fresh, bool upper) {
 }
 
 void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin, bool upper) {
-    const Xmm d = v(is512() ? 16 : 8);
+    const Xmm d = v(is512() ? 16 : 14);
     for (int k = 0; k < g; ++k) ld16(m, v(k), row(upper ? group() + k : k));
     if (g == 1) {
         copy16(umax16(0), v(0));
