@@ -11,10 +11,8 @@
 namespace crest::impl::jit::test {
 namespace {
 
-class JitBlocks : public ::testing::TestWithParam<isa_dt_param> {
+class JitBlocks : public isa_dt_test {
 protected:
-    isa_t isa() const { return isa_named(std::get<0>(GetParam())); }
-    data_type dt() const { return std::get<1>(GetParam()); }
 
     // blocks: the code has blocks; from memory (kernel_config::prefetch,
     // as plans for src past the L3 make it) they keep a register between
@@ -170,10 +168,7 @@ TEST_P(JitBlocks, InfinitiesBesideOtherElements) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, JitBlocks,
-        ::testing::Combine(::testing::ValuesIn(runnable_isas()),
-                ::testing::Values(data_type::f32, data_type::bf16, data_type::f16)),
-        isa_dt_name);
+INSTANTIATE_TEST_SUITE_P(All, JitBlocks, every_isa_and_dtype(), isa_dt_name);
 
 } // namespace
 } // namespace crest::impl::jit::test

@@ -14,10 +14,8 @@ namespace {
 // The column kernels on n_outer slices of rows x ncols (row stride ncols +
 // 5 elements), every ISA the machine runs. A NaN planted in one slice must
 // not leak into the next (the register columns redo a slice exactly).
-class JitColumns : public ::testing::TestWithParam<isa_dt_param> {
+class JitColumns : public isa_dt_test {
 protected:
-    isa_t isa() const { return isa_named(std::get<0>(GetParam())); }
-    data_type dt() const { return std::get<1>(GetParam()); }
     int vl() const { return isa() == isa_t::avx512_core ? 16 : 8; }
 
     // When set, src element (row, column) gets shape_src(row, column, its
@@ -294,10 +292,7 @@ TEST_P(JitColumns, AllNegativeRowsKeepExactThroughModeSwitches) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, JitColumns,
-        ::testing::Combine(::testing::ValuesIn(runnable_isas()),
-                ::testing::Values(data_type::f32, data_type::bf16, data_type::f16)),
-        isa_dt_name);
+INSTANTIATE_TEST_SUITE_P(All, JitColumns, every_isa_and_dtype(), isa_dt_name);
 
 } // namespace
 } // namespace crest::impl::jit::test

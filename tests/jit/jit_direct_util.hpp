@@ -62,6 +62,19 @@ inline isa_t isa_named(const char *name) {
     return std::string(name) == "avx512_core" ? isa_t::avx512_core : isa_t::avx2;
 }
 
+// Every ISA the machine runs, by every dtype: the fixtures' parameters.
+inline auto every_isa_and_dtype() {
+    return ::testing::Combine(::testing::ValuesIn(runnable_isas()),
+            ::testing::Values(data_type::f32, data_type::bf16, data_type::f16));
+}
+
+// The fixtures' base: the ISA and the dtype of the test's parameter.
+class isa_dt_test : public ::testing::TestWithParam<isa_dt_param> {
+protected:
+    isa_t isa() const { return isa_named(std::get<0>(GetParam())); }
+    data_type dt() const { return std::get<1>(GetParam()); }
+};
+
 // MXCSR values a caller may hold: flags clear, some flags set, the
 // invalid exception unmasked (a NaN would trap if the kernel let it).
 inline std::vector<uint32_t> callers_mxcsr() {
