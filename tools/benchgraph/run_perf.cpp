@@ -61,9 +61,12 @@ void run_perf(run_state &st, const crest::engine &eng,
         const std::vector<crest::compiled_partition> &cps,
         std::map<size_t, buffer_ptr> &outs, case_result &res) {
     perf_figures &pf = res.perf;
-    execute_all(st, eng, cps, outs);  // once outside the timing: errors surface here
     crest::stream strm(eng);
-    auto b = bind_all(st, eng, outs);
+    const auto b = bind_all(st, eng, outs);
+    const auto run_all = [&] {
+        for (size_t i = 0; i < cps.size(); ++i) cps[i].execute(strm, b.ins[i], b.outs[i]);
+    };
+    run_all();  // once outside the timing: errors surface here
     for (const auto &p : st.parts) {
         for (const auto &t : p.get_input_ports()) pf.bytes += span_bytes(st.lts.at(t.get_id()));
         for (const auto &t : p.get_output_ports()) pf.bytes += span_bytes(st.lts.at(t.get_id()));
@@ -72,9 +75,7 @@ void run_perf(run_state &st, const crest::engine &eng,
         pf.kernel += (pf.kernel.empty() ? "" : ";") + cp.get_kernel_name();
 
     std::vector<std::function<void()>> fs;
-    fs.push_back([&] {
-        for (size_t i = 0; i < cps.size(); ++i) cps[i].execute(strm, b.ins[i], b.outs[i]);
-    });
+    fs.push_back(run_all);
     const crest::impl::thread_pool &pool = eng.get_impl()->pool;
     roofline roof(static_cast<size_t>(pf.bytes), pool);
     fs.push_back([&] { roof.run(); });
