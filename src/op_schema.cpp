@@ -112,9 +112,18 @@ op_schema &op_schema::output(
     return *this;
 }
 
-op_schema &op_schema::attr(const std::string &n, attr_kind k,
-        std::optional<attribute_value> def, bool is_required) {
-    attrs.push_back({n, k, std::move(def), is_required});
+op_schema &op_schema::attr(const std::string &n, attr_kind k) {
+    attrs.push_back({n, k, std::nullopt, false});
+    return *this;
+}
+
+op_schema &op_schema::attr(const std::string &n, attr_kind k, attribute_value def) {
+    attrs.push_back({n, k, std::optional<attribute_value>(std::move(def)), false});
+    return *this;
+}
+
+op_schema &op_schema::required_attr(const std::string &n, attr_kind k) {
+    attrs.push_back({n, k, std::nullopt, true});
     return *this;
 }
 

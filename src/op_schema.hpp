@@ -57,9 +57,13 @@ struct op_schema {
             bool is_optional = false);
     op_schema &output(const std::string &n, std::vector<data_type> t,
             int type_from_input = -1);
-    op_schema &attr(const std::string &n, attr_kind k,
-            std::optional<attribute_value> def = std::nullopt,
-            bool is_required = false);
+    // An attribute that may be left out: without a value, or with def.
+    // (def is taken by value and wrapped in the .cpp: GCC 12 with ASan saw
+    // the variant-to-optional conversion inlined into the registrations'
+    // static initialisers as reading uninitialised members.)
+    op_schema &attr(const std::string &n, attr_kind k);
+    op_schema &attr(const std::string &n, attr_kind k, attribute_value def);
+    op_schema &required_attr(const std::string &n, attr_kind k);
     op_schema &any_inputs() { variadic_inputs = true; return *this; }
     op_schema &any_outputs() { variadic_outputs = true; return *this; }
     op_schema &set_infer(infer_fn f) { infer = std::move(f); return *this; }

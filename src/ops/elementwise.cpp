@@ -93,11 +93,11 @@ bool register_all() {
                  op::kind::Tanh})
         register_op_schema(unary(k));
     register_op_schema(unary(op::kind::Clamp)
-                    .attr("min", attr_kind::f32, std::nullopt, true)
-                    .attr("max", attr_kind::f32, std::nullopt, true)
+                    .required_attr("min", attr_kind::f32)
+                    .required_attr("max", attr_kind::f32)
                     .set_check(check_clamp));
     register_op_schema(unary(op::kind::LeakyReLU)
-                    .attr("alpha", attr_kind::f32, std::nullopt, true));
+                    .required_attr("alpha", attr_kind::f32));
     register_op_schema(unary(op::kind::GELU)
                     .attr("mode", attr_kind::string, attribute_value(std::string("erf")))
                     .set_check(check_gelu));
