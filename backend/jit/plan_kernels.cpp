@@ -100,6 +100,27 @@ bool far_prefetch(const plan &P) {
     return P.dt != data_type::f32 && std::min<int64_t>(P.jd.n * P.esz, vertical_tile_bytes) >= 32 * 1024;
 }
 
+// Whether tiles over rows one after another, from half the L3's size to
+// the prefetching tiles' size, prefetch the next pass's rows
+// (kernel_config::prefetch_pass): rows of at most 4 KiB, and 16-bit rows
+// of up to 16 KiB but for powers of two. The 16-bit passes have two
+// statistics wait on each load, so fewer loads stay in flight than f32's
+// one. Zen 4, ab_builds with two copies of each build, % of the roofline
+// per run, none -> next pass's rows: bf16 64x64x56x56 axis 1 (rows of
+// 6272 B) 66-76 -> 76-82, f16 70-74 -> 77-78; bf16 32x128x56x56 axis 1
+// 75-77 -> 78-79; f16 4300x3000 axis 0 63-69 (one run 91) -> 67-80; bf16 2600x5000
+// axis 0 57-73 -> 65-75; bf16 2100x6144 axis 0 77-82 -> 83-86; f16
+// 1800x7000 axis 0 71-74 -> 75-79; bf16 1700x7680 axis 0 77-80 -> 80-85;
+// channels-last axis 2 (7168 B) bf16 71-73 -> 74-77, f16 70-72 -> 72-74.
+// Rows of 8 KiB lost (bf16 2048x4096 axis 0 82-89 -> 78-79, f16 85-91 ->
+// 80-84), 16 KiB tied (f16 1600x8192 77-80 either way), 25 KB lost (f16
+// 16x64x112x112 axis 1 78-87 -> 72-73); f32 rows of 6272 B gained about
+// 2 points, of 12544 B none.
+bool next_pass_from_l3(const plan &P, int64_t row_bytes) {
+    const bool pow2 = (row_bytes & (row_bytes - 1)) == 0;
+    return row_bytes <= 4096 || (P.dt != data_type::f32 && row_bytes <= 16 * 1024 && !pow2);
+}
+
 // How a vertical tile (cfg, from tile_config) prefetches: the first rule
 // that fits. Rows that follow one another with a tile as wide as a row
 // read a pass's rows as one contiguous block, which the next pass follows.
@@ -126,15 +147,15 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         cfg.prefetch = false;
         cfg.fused16 = P.dt != data_type::f32 && P.rows.ss % 64 == 0;  // as the prefetching tiles
         cfg.prefetch_pass = true;
-    } else if (rows_follow && !from_memory && row_bytes <= 4096 && half_l3) {
-        // Rows of at most 4 KiB (a pass reads 16 of them, streams too short
-        // for the hardware prefetchers) from half the L3's size: the next
-        // pass's rows, in memory order. f32 channels-last 14x14x512 and
-        // 7x7x512 reducing H and W 50-53 -> 65-68, NCHW 28x28 reducing C
-        // f32 62-69 -> 73, bf16 52-68 -> 61-70; 8 KiB rows and more (bf16
-        // 2048x4096 axis 0 82 -> 75, f32 1300x4800 85 -> 79 in one hour,
-        // 59 -> 71 and 80 -> 87 in another) and 8 MiB (f32 8x64x64x64
-        // axis 1 92 -> 74) did not gain.
+    } else if (rows_follow && !from_memory && half_l3 && next_pass_from_l3(P, row_bytes)) {
+        // Short rows (a pass reads 16 of them, streams too short for the
+        // hardware prefetchers; next_pass_from_l3) from half the L3's
+        // size: the next pass's rows, in memory order. f32 channels-last
+        // 14x14x512 and 7x7x512 reducing H and W 50-53 -> 65-68, NCHW
+        // 28x28 reducing C f32 62-69 -> 73, bf16 52-68 -> 61-70; f32 rows
+        // of 8 KiB and more (1300x4800 85 -> 79 in one hour, 59 -> 71 and
+        // 80 -> 87 in another) and 8 MiB (f32 8x64x64x64 axis 1 92 -> 74)
+        // did not gain.
         cfg.prefetch_pass = true;
     } else if (from_memory && far_prefetch(P)) {
         cfg.prefetch_bytes = 4096;

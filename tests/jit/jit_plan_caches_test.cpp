@@ -76,6 +76,21 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         EXPECT_FALSE(pass.code->cfg.prefetch);
         EXPECT_EQ(pass.code->cfg.prefetch_pass, max_isa() == isa_t::avx512_core);
         EXPECT_FALSE(make16({1, half_l3_rows * 64, 1, 4096}, 0b0010).code->cfg.prefetch_pass);
+        // 16-bit rows of up to 16 KiB but for powers of two take it too
+        // (next_pass_from_l3): 6272 B and 10000 B, not 16 KiB or 25088 B,
+        // nor f32's 6272 B.
+        auto rows_of = [&](data_type dt, int64_t cols) {
+            const int64_t rows = l3 / 2 / (cols * int64_t(dt_size(dt))) + 1;
+            const plan p = plan_on_two(make_problem(dt, {1, rows, 1, cols}, 0b0010));
+            EXPECT_EQ(p.code->cfg.family, family_t::vert_tile) << cols;
+            EXPECT_FALSE(p.code->cfg.prefetch) << cols;
+            return p.code->cfg.prefetch_pass;
+        };
+        EXPECT_EQ(rows_of(data_type::bf16, 3136), max_isa() == isa_t::avx512_core);
+        EXPECT_EQ(rows_of(data_type::f16, 5000), max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(rows_of(data_type::bf16, 8192));
+        EXPECT_FALSE(rows_of(data_type::f16, 12544));
+        EXPECT_FALSE(rows_of(data_type::f32, 1568));
         EXPECT_FALSE(make16({1, 8, 1, 2048}, 0b0010).code->cfg.prefetch_pass);
         EXPECT_FALSE(make16({1, half_l3_rows - 1, 256, 1024}, 0b0010).code->cfg.prefetch);
         // The same bytes in rows of 8 KiB, back to back.
