@@ -56,17 +56,22 @@ void vertical_generator::skewed_block(block b, bool neg) {
             const int slot = ((i - r) % W + W) % W;
             const Address a = row(r, (i - r) * vbytes);
             if (cfg_.prefetch) prefetcht1(row(r, (i - r) * vbytes + prefetch_ahead()));
-            // 16-bit: the line this row reads in the next step, into L1, so
+            // 16-bit, where the tile prefetches (each row ahead or the next
+            // pass): the line this row reads in the next step, into L1, so
             // that its load hits L1 and the two statistics waiting on it
             // leave the scheduler sooner (skewed_load16). Zen 4, ab_runs.sh
-            // with two copies of each build, % of the roofline: bf16
-            // channels-last 64x64x56x56 axis 0 80-84 -> 88-93, f16 80-88 ->
-            // 88-99; f16 1x96x400x256 axis 1 76-86 -> 85-92; bf16
+            // with two copies of each build, % of the roofline. Rows ahead:
+            // bf16 channels-last 64x64x56x56 axis 0 80-84 -> 88-93, f16
+            // 80-88 -> 88-99; f16 1x96x400x256 axis 1 76-86 -> 85-92; bf16
             // 48x64x56x56 axis 0 78-83 -> 77-88; bf16 64x256x56x56 axis 0
             // (from memory) 105-109 either way. 2-4 lines ahead gained
             // less (128 B 85-92, 256 B 79-86), 8 lost 10 points; f32 (one
-            // max a load) gained nothing.
-            if (cfg_.prefetch && raw16()) prefetcht0(row(r, (i - r + 1) * vbytes));
+            // max a load) gained nothing. Next pass: bf16 128x128x28x28
+            // axis 1 57-62 -> 61-67, f16 64x64x56x56 axis 1 75-80 -> 79-84,
+            // f16 4096x4096 axis 0 84-89 -> 84-92, bf16 64x64x56x56 axis 1
+            // and f16 6400x2048 axis 0 within 2 points.
+            if ((cfg_.prefetch || cfg_.prefetch_pass) && raw16())
+                prefetcht0(row(r, (i - r + 1) * vbytes));
             if (cfg_.prefetch_pass) prefetcht1(ptr[reg_next + 64 * next_lines++]);
             if (raw16()) {
                 skewed_load16(slot, r, a, neg);
