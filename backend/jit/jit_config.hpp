@@ -54,6 +54,10 @@ struct kernel_config {
     // wide as a row: the skewed blocks prefetch the next pass's rows, the
     // block of src after this pass's, in memory order (one line a load).
     bool prefetch_pass = false;
+    // vert_tile, AVX2's 16-bit passes: each row's line this many bytes
+    // ahead into L1 (prefetcht0) in the full steps, 0: none. Their two
+    // statistics wait on each load (plan_kernels.cpp, choose_tile_prefetch).
+    int prefetch_l1_bytes = 0;
     // vert_reg, AVX-512: the rows and columns of a slice the code is
     // unrolled for (0: none). Fresh calls of exactly that block take
     // straight-line slices in vectors only as wide as the columns
@@ -63,7 +67,7 @@ struct kernel_config {
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
-                prefetch_bytes, prefetch_pass, block_rows, block_cols);
+                prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -82,6 +86,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.fused16));
         mix(static_cast<size_t>(c.prefetch_bytes));
         mix(static_cast<size_t>(c.prefetch_pass));
+        mix(static_cast<size_t>(c.prefetch_l1_bytes));
         mix(static_cast<size_t>(c.block_rows));
         mix(static_cast<size_t>(c.block_cols));
         return h;

@@ -159,6 +159,21 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         cfg.prefetch_pass = true;
     } else if (from_memory && far_prefetch(P)) {
         cfg.prefetch_bytes = 4096;
+    } else if (isa == isa_t::avx2 && P.dt != data_type::f32 && !from_memory && half_l3) {
+        // AVX2's 16-bit passes (8 rows, not skewed, two statistics
+        // waiting on each load) from half the L3's size: each row's line
+        // 512 bytes ahead into L1. Capped to AVX2 on Zen 4, ab_runs.sh
+        // with two copies of each build, random signs, % of the roofline:
+        // bf16 channels-last 64x64x56x56 axis 0 57-60 -> 68-72 (128 B
+        // ahead 63-68, 256 B 64-67, 1 and 2 KiB 62-66; prefetcht1 at 1 or 4
+        // KiB 58-70), f16 NCHW 64x64x56x56 axis 1 49-52 -> 53-54, bf16
+        // 44-48 -> 46-55, f16 channels-last axis 2 (7168 B rows) 48-55 ->
+        // 53-60; at 12.8 MB bf16 channels-last axis 0 65-70 -> 68-79. It
+        // lost at 6.4 MB (f16 NCHW 16x64x56x56 axis 1 78-80 -> 75) and 2
+        // MiB (bf16 16x64x32x32 axis 1 60-66 -> 50-59), and from memory
+        // beside the tiles' prefetch (f16 4096x4096 axis 0 62-66 -> 57-62);
+        // f32 (one max a load) tied.
+        cfg.prefetch_l1_bytes = 512;
     }
 }
 
@@ -359,7 +374,7 @@ void choose_kernels(plan &P, isa_t isa) {
         w.family = family_t::vert_reg;
         w.unroll = static_cast<int>(max_period / 16);
         w.prefetch = w.fused16 = w.prefetch_pass = false;  // tiles' only
-        w.prefetch_bytes = 0;
+        w.prefetch_bytes = w.prefetch_l1_bytes = 0;
         P.chunk_code = get_code(w);
     }
     // Short inner rows whose rows dim is far apart (more than a block of 16

@@ -21,12 +21,13 @@ struct config_case {
     bool prefetch_pass = false;
     int block_rows = 0;
     int block_cols = 0;
+    int prefetch_l1_bytes = 0;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: whole vectors); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
-// far), or prefetching the next pass; AVX-512 fixed blocks of 2-16 rows
+// far), or prefetching the next pass (AVX2 16-bit: or into L1); AVX-512 fixed blocks of 2-16 rows
 // (register columns up to 512 bytes, 16-bit tiles' fixed_code wider).
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
@@ -48,6 +49,8 @@ std::vector<config_case> plannable_configs() {
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, true});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 16384});
+            if (!z && dt != data_type::f32)
+                r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, false, 0, 0, 512});
             if (z && dt != data_type::f32) {
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 4096});
@@ -82,6 +85,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.prefetch_pass = c.prefetch_pass;
         cfg.block_rows = c.block_rows;
         cfg.block_cols = c.block_cols;
+        cfg.prefetch_l1_bytes = c.prefetch_l1_bytes;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

@@ -35,7 +35,8 @@ protected:
             uint32_t caller_mxcsr = 0) {
         // The tiles with and without prefetching, their (and the register
         // columns') 16-bit loads fused or not, prefetching near or far or
-        // the next pass, with and without a scratch tile (same results).
+        // the next pass, into L1 or not, with and without a scratch tile
+        // (same results).
         const bool prefetch = family == family_t::vert_tile && seed % 2;
         const bool fused16 = seed % 4 == 2;  // tiles and 16-bit register columns
         const bool with_scratch = family == family_t::vert_tile && seed % 3 != 0;
@@ -53,6 +54,7 @@ protected:
         cfg.fused16 = fused16;
         cfg.prefetch_bytes = prefetch && seed % 3 == 1 ? 4096 : 0;
         cfg.prefetch_pass = !prefetch && seed % 3 == 2;
+        cfg.prefetch_l1_bytes = family == family_t::vert_tile && seed % 5 == 3 ? 512 : 0;
         const auto code = get_code(cfg);
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());

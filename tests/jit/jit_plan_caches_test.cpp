@@ -46,6 +46,21 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         ASSERT_EQ(at.code->cfg.family, family_t::vert_tile);
         EXPECT_EQ(at.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_FALSE(at.code->cfg.fused16);  // implied by the prefetch: one config
+        // AVX2's 16-bit passes prefetch into L1 from half the L3's size
+        // instead, below the L3's size (which f32 and they prefetch from);
+        // planned for AVX2 whatever this machine runs.
+        auto l1_bytes = [](data_type dt, const dims_t &d) {
+            plan P;
+            std::string why;
+            EXPECT_TRUE(make_plan(make_problem(dt, d, 0b0010), isa_t::avx2, 2, &P, &why)) << why;
+            return P.code ? P.code->cfg.prefetch_l1_bytes : -1;
+        };
+        EXPECT_EQ(at.code->cfg.prefetch_l1_bytes, max_isa() == isa_t::avx2 ? 512 : 0);
+        EXPECT_EQ(l1_bytes(data_type::bf16, {1, half_l3_rows, 256, 1024}), 512);
+        EXPECT_EQ(l1_bytes(data_type::f16, {1, half_l3_rows * 2 - 1, 256, 1024}), 512);
+        EXPECT_EQ(l1_bytes(data_type::bf16, {1, half_l3_rows - 1, 256, 1024}), 0);
+        EXPECT_EQ(l1_bytes(data_type::bf16, {1, half_l3_rows * 2, 256, 1024}), 0);
+        EXPECT_EQ(l1_bytes(data_type::f32, {1, half_l3_rows / 2 + 1, 256, 1024}), 0);
         // Tiles of 64 KiB rows prefetch 4 KiB ahead (prefetch_bytes); f32
         // rows of 4 MiB 1 KiB. Rows of 16 KiB one after another, from the
         // L3's size on, prefetch the next pass's rows instead (AVX-512).
