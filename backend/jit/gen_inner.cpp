@@ -32,7 +32,7 @@ void inner_generator::generate() {
         bcast16(abs_mask(), 0x7fff);
         bcast16(neg_inf16v(), neg_inf16());
     }
-    if (with_blocks) {
+    if (with_blocks || tiny_rows_fit()) {  // the loop below takes at least one output
         test(reg_nout, reg_nout);
         jz(l_done, T_NEAR);
     }

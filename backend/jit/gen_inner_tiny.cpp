@@ -1,6 +1,6 @@
 // The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
-// AVX-512 rows of 2-16 f32 or 2-31 bf16/f16 elements, one row per output,
-// the rows and dst contiguous. A block of 16 outputs would hold one short
+// AVX-512 rows of 2-16 f32 or 2-31 bf16/f16 elements, AVX2 rows of 2-7
+// f32, one row per output, the rows and dst contiguous. A block of 16 outputs would hold one short
 // row per register and fold 16 of them; here the rows stay in memory
 // order instead, and two-source permutes pair up elements of the same
 // row, halving the lanes per row at each step, until one vector holds a
@@ -42,7 +42,8 @@ struct tiny_shape {
 } // namespace
 
 bool inner_blocks_generator::tiny_rows_fit() const {
-    return is512() && cfg_.block_n >= 2 && cfg_.block_n <= (raw16() ? 31 : 16);
+    if (!is512()) return !raw16() && cfg_.block_n >= 2 && cfg_.block_n < vlen();
+    return cfg_.block_n >= 2 && cfg_.block_n <= (raw16() ? 31 : 16);
 }
 
 void inner_blocks_generator::tiny_rows() {
@@ -73,17 +74,35 @@ void inner_blocks_generator::tiny_rows() {
         tables.push_back(e);
         tables.push_back(o);
     }
-    // At most 10 (16-bit rows of 17-31): zmm24-31, then zmm15 down.
+    // At most 10 (16-bit rows of 17-31): zmm24-31, then zmm15 down. AVX2
+    // (f32 rows of 2-7, at most 6): ymm15 down to ymm10.
     const int ntab = static_cast<int>(tables.size());
-    auto table_reg = [&](int t) { return t < 8 ? vmm(31 - t) : vmm(15 - (t - 8)); };
-    const Xmm a = vmm(16), b = vmm(17), t = vmm(18);
+    auto table_reg = [&](int t) {
+        if (!is512()) return vmm(15 - t);
+        return t < 8 ? vmm(31 - t) : vmm(15 - (t - 8));
+    };
+    const Xmm a = vmm(is512() ? 16 : 7), b = vmm(is512() ? 17 : 8), t = vmm(is512() ? 18 : 9);
     // bf16/f16: the maxes compare to_key16 keys (signed order = value
     // order; positive NaNs above +inf); negative NaNs, which sort low
     // there, show in unsigned-max chains of the raw bits.
     const Xmm abs_mask = vmm(23), chain0 = vmm(21), chain1 = vmm(22);
-    auto permute = [&](const Xmm &x, int tab, const Operand &y) {
-        if (raw16()) vpermt2w(x, table_reg(tab), y);
-        else vpermt2ps(x, table_reg(tab), y);
+    auto permute = [&](const Xmm &x, int tab, const Xmm &y) {
+        if (raw16()) return vpermt2w(x, table_reg(tab), y);
+        if (is512()) return vpermt2ps(x, table_reg(tab), y);
+        // AVX2 has one-source permutes only: each source by the table's
+        // low bits, then the lanes whose index points past the first
+        // source from the second (t is free in f32).
+        int from_y = 0;
+        for (int i = 0; i < lanes; ++i)
+            if (tables[size_t(tab)][size_t(i)] >= uint32_t(lanes)) from_y |= 1 << i;
+        const Ymm idx(table_reg(tab).getIdx()), xy(x.getIdx()), ty(t.getIdx());
+        vpermps(ty, idx, Ymm(y.getIdx()));
+        vpermps(xy, idx, xy);
+        vblendps(xy, xy, ty, from_y);
+    };
+    auto copy = [&](const Xmm &x, const Xmm &y) {
+        if (is512()) vmovdqa32(x, y);
+        else vmovaps(x, y);
     };
     auto max = [&](const Xmm &x, const Xmm &y) {
         if (raw16()) vpmaxsw(x, x, y);
@@ -117,7 +136,11 @@ void inner_blocks_generator::tiny_rows() {
     push(reg_src);
     push(reg_dst);
     push(reg_nout);
-    for (int i = 0; i < ntab; ++i) vmovdqu32(table_reg(i), ptr[rip + l_tables + i * 64]);
+    for (int i = 0; i < ntab; ++i) {
+        const Address tab = ptr[rip + l_tables + i * lanes * esz];
+        if (is512()) vmovdqu32(table_reg(i), tab);
+        else vmovups(table_reg(i), tab);
+    }
     if (raw16()) {
         bcast16(abs_mask, 0x7fff);
         zero16(chain0);
@@ -134,6 +157,7 @@ void inner_blocks_generator::tiny_rows() {
         // zmm0-7.
         std::vector<std::pair<Xmm, int>> stack;
         std::vector<int> free_regs {7, 6, 5, 4, 3, 2, 1, 0};
+        if (!is512()) free_regs.erase(free_regs.begin());  // AVX2: ymm7 is a
         for (int w = 0; w < s.p0; ++w) {
             // First step: the window's first vector and the vector that
             // ends it, paired into p0 partials a row.
@@ -144,8 +168,13 @@ void inner_blocks_generator::tiny_rows() {
             // One load of each (most windows split lines: f32's second
             // read of each, as a permute's memory operand, was its limit
             // at 4.2 cycles per 64 bytes).
-            vmovdqu32(a, first);
-            vmovdqu32(b, second);
+            if (is512()) {
+                vmovdqu32(a, first);
+                vmovdqu32(b, second);
+            } else {
+                vmovups(a, first);
+                vmovups(b, second);
+            }
             if (raw16()) {
                 vpmaxuw(chain0, chain0, a);
                 vpmaxuw(chain1, chain1, b);
@@ -154,7 +183,7 @@ void inner_blocks_generator::tiny_rows() {
                     to_key16(b, t, abs_mask);
                 }
             }
-            vmovdqa32(acc, a);
+            copy(acc, a);
             permute(acc, 0, b);
             permute(a, 1, b);
             max(acc, a);
@@ -167,7 +196,7 @@ void inner_blocks_generator::tiny_rows() {
                 free_regs.push_back(y.getIdx());
                 auto &[x, level] = stack.back();
                 const int tab = 2 + 2 * level;
-                vmovdqa32(b, x);
+                copy(b, x);
                 permute(x, tab, y);
                 permute(b, tab + 1, y);
                 max(x, b);

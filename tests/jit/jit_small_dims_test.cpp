@@ -10,8 +10,8 @@ namespace crest::impl::jit::test {
 namespace {
 
 // Rows of 2-16 elements, one after another, dst contiguous: AVX-512
-// takes whole vectors of outputs by permutes in memory order
-// (gen_inner_tiny.cpp) and leaves the rest, and any call that meets a
+// (and AVX2 for f32 rows of 2-7) takes whole vectors of outputs by
+// permutes in memory order (gen_inner_tiny.cpp) and leaves the rest, and any call that meets a
 // NaN, to the other paths. Sizes around the vector of outputs; NaN of
 // either sign at each position of a row, in the first vector of outputs
 // and in a later one; infinities, ties, negative data; a padded src or
@@ -99,6 +99,24 @@ TEST_P(JitReduce, FewColumns) {
 // length allows it (at most half a slab lost to rounding); the first slab
 // runs up to the first output that starts a line. NCHW x 8 x 1001 x 37,
 // reducing C and W, runs in slabs.
+// AVX2 plans f32 rows of 2-7 as tiny rows (kernel_config::block_n), rows
+// of whole vectors as blocks, and the rest (16-bit rows under a vector
+// too) one output at a time; planned for AVX2 whatever this machine runs.
+TEST(JitPlan, Avx2TakesTinyF32Rows) {
+    auto block_n = [](data_type dt, int64_t n) {
+        plan P;
+        std::string why;
+        EXPECT_TRUE(make_plan(make_problem(dt, {1000, n}, 2), isa_t::avx2, 2, &P, &why)) << why;
+        EXPECT_EQ(P.kind, plan_kind::inner) << n;
+        return P.code ? P.code->cfg.block_n : -1;
+    };
+    for (int64_t n = 2; n <= 7; ++n) EXPECT_EQ(block_n(data_type::f32, n), n);
+    EXPECT_EQ(block_n(data_type::f32, 8), 8);
+    EXPECT_EQ(block_n(data_type::f32, 9), 0);
+    EXPECT_EQ(block_n(data_type::bf16, 3), 0);
+    EXPECT_EQ(block_n(data_type::f16, 7), 0);
+}
+
 TEST(JitPlan, SlabsStartOnCacheLines) {
     for (int64_t row_bytes : {112, 148, 74, 64, 128, 100, 600, 1022}) {
         const int64_t fit = slab_bytes / row_bytes, grid = std::gcd<int64_t>(row_bytes, 64);
