@@ -1,6 +1,7 @@
 // The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
 // AVX-512 rows of 2-16 f32 or 2-31 bf16/f16 elements, AVX2 rows of 2-7
-// f32, one row per output, the rows and dst contiguous. A block of 16 outputs would hold one short
+// (bf16/f16 widened to f32), one row per output, the rows and dst
+// contiguous. A block of 16 outputs would hold one short
 // row per register and fold 16 of them; here the rows stay in memory
 // order instead, and two-source permutes pair up elements of the same
 // row, halving the lanes per row at each step, until one vector holds a
@@ -42,13 +43,16 @@ struct tiny_shape {
 } // namespace
 
 bool inner_blocks_generator::tiny_rows_fit() const {
-    if (!is512()) return !raw16() && cfg_.block_n >= 2 && cfg_.block_n < vlen();
+    if (!is512()) return cfg_.block_n >= 2 && cfg_.block_n < vlen();
     return cfg_.block_n >= 2 && cfg_.block_n <= (raw16() ? 31 : 16);
 }
 
 void inner_blocks_generator::tiny_rows() {
-    const tiny_shape s(cfg_.block_n, raw16() ? vlen16() : vlen());
-    const int lanes = s.lanes, n = s.n, esz = ssz();
+    // AVX-512 bf16/f16 permute and max the raw words (words); AVX2 widens
+    // them to exact f32 values (vlen() lanes) and narrows the maxes back.
+    const bool words = raw16() && is512(), widen = raw16() && !is512();
+    const tiny_shape s(cfg_.block_n, words ? vlen16() : vlen());
+    const int lanes = s.lanes, n = s.n, esz = ssz(), tab_esz = words ? 2 : 4;
     // Index tables: the first step's even and odd partials, then per merge
     // (p partials a row -> p / 2) its even and odd ones. A row's elements
     // past its end repeat its last one (a max is idempotent).
@@ -87,7 +91,7 @@ void inner_blocks_generator::tiny_rows() {
     // there, show in unsigned-max chains of the raw bits.
     const Xmm abs_mask = vmm(23), chain0 = vmm(21), chain1 = vmm(22);
     auto permute = [&](const Xmm &x, int tab, const Xmm &y) {
-        if (raw16()) return vpermt2w(x, table_reg(tab), y);
+        if (words) return vpermt2w(x, table_reg(tab), y);
         if (is512()) return vpermt2ps(x, table_reg(tab), y);
         // AVX2 has one-source permutes only: each source by the table's
         // low bits, then the lanes whose index points past the first
@@ -105,7 +109,7 @@ void inner_blocks_generator::tiny_rows() {
         else vmovaps(x, y);
     };
     auto max = [&](const Xmm &x, const Xmm &y) {
-        if (raw16()) vpmaxsw(x, x, y);
+        if (words) vpmaxsw(x, x, y);
         else vmaxps(x, x, y);
     };
 
@@ -115,7 +119,7 @@ void inner_blocks_generator::tiny_rows() {
     L(l_tables);
     for (const auto &tab : tables)
         for (int i = 0; i < lanes; ++i) {
-            if (raw16()) dw(tab[size_t(i)]);
+            if (words) dw(tab[size_t(i)]);
             else dd(tab[size_t(i)]);
         }
     L(l_code);
@@ -137,15 +141,25 @@ void inner_blocks_generator::tiny_rows() {
     push(reg_dst);
     push(reg_nout);
     for (int i = 0; i < ntab; ++i) {
-        const Address tab = ptr[rip + l_tables + i * lanes * esz];
+        const Address tab = ptr[rip + l_tables + i * lanes * tab_esz];
         if (is512()) vmovdqu32(table_reg(i), tab);
         else vmovups(table_reg(i), tab);
     }
-    if (raw16()) {
+    if (words) {
         bcast16(abs_mask, 0x7fff);
         zero16(chain0);
         zero16(chain1);
     }
+    // AVX2 bf16/f16: lanes elements from a, widened to f32 (exact).
+    auto load_widened = [&](const Xmm &x, const Address &a) {
+        const Ymm y(x.getIdx());
+        if (cfg_.src_dt == data_type::f16) {
+            vcvtph2ps(y, a);
+        } else {
+            vpmovzxwd(y, a);
+            vpslld(y, y, 16);
+        }
+    };
     const int window_bytes = s.r0 * n * esz;
     // One vector of outputs from reg_src into the returned register:
     // f32 values, 16-bit raw bits' signed maxes (keys false: the answer
@@ -171,11 +185,14 @@ void inner_blocks_generator::tiny_rows() {
             if (is512()) {
                 vmovdqu32(a, first);
                 vmovdqu32(b, second);
+            } else if (widen) {
+                load_widened(a, first);
+                load_widened(b, second);
             } else {
                 vmovups(a, first);
                 vmovups(b, second);
             }
-            if (raw16()) {
+            if (words) {
                 vpmaxuw(chain0, chain0, a);
                 vpmaxuw(chain1, chain1, b);
                 if (keys) {
@@ -208,8 +225,21 @@ void inner_blocks_generator::tiny_rows() {
         return out;
     };
     auto store_and_next = [&](const Xmm &out, Label &again) {
-        if (raw16()) vmovdqu16(ptr[reg_dst], out);
-        else vmovups(ptr[reg_dst], out);
+        if (words) {
+            vmovdqu16(ptr[reg_dst], out);
+        } else if (widen && cfg_.src_dt == data_type::f16) {
+            vcvtps2ph(ptr[reg_dst], Ymm(out.getIdx()), 4);  // exact: an input
+        } else if (widen) {
+            // bf16: the high halves, packed (in [0, 0xffff], no saturation).
+            const Ymm o(out.getIdx());
+            const Xbyak::Xmm lo(out.getIdx()), hi(t.getIdx());
+            vpsrld(o, o, 16);
+            vextracti128(hi, o, 1);
+            vpackusdw(lo, lo, hi);
+            vmovdqu(ptr[reg_dst], lo);
+        } else {
+            vmovups(ptr[reg_dst], out);
+        }
         add(reg_src, lanes * n * esz);
         add(reg_dst, lanes * esz);
         sub(reg_nout, lanes);
@@ -217,7 +247,7 @@ void inner_blocks_generator::tiny_rows() {
         jge(again, T_NEAR);
     };
     Label l_done;
-    if (!raw16()) {
+    if (!words) {
         L(l_group);
         store_and_next(group(false), l_group);
     } else {
@@ -246,7 +276,7 @@ void inner_blocks_generator::tiny_rows() {
         store_and_next(group(true), l_group);
     }
     L(l_done);
-    if (raw16()) {
+    if (words) {
         bcast16(c_neg_inf(), neg_inf16());
         test_negative_nan_chains(chain0, chain1, chain0, chain1);
     } else {
@@ -256,7 +286,7 @@ void inner_blocks_generator::tiny_rows() {
     pop(reg_nout);
     pop(reg_dst);
     pop(reg_src);
-    if (!raw16()) clear_fp_flags();
+    if (!words) clear_fp_flags();
     jmp(l_skip, T_NEAR);
     L(l_clean);
     add(rsp, 3 * 8);

@@ -39,8 +39,8 @@ std::vector<config_case> plannable_configs() {
                 r.push_back({isa, family_t::inner, dt, u, 0, false});
                 r.push_back({isa, family_t::inner, dt, u, 0, true});
                 for (int n = 1; n <= inner_block_max_n(dt); ++n)
-                    if (z || n % vl == 0 || (dt == data_type::f32 && n >= 2 && n < vl))
-                        r.push_back({isa, family_t::inner, dt, u, n});  // AVX2: tiny f32 rows
+                    if (z || n % vl == 0 || (n >= 2 && n < vl))
+                        r.push_back({isa, family_t::inner, dt, u, n});  // AVX2: tiny rows
             }
             for (int u = 1; u <= (z ? 16 : 8); ++u) {
                 r.push_back({isa, family_t::vert_reg, dt, u, 0});

@@ -10,7 +10,7 @@ namespace crest::impl::jit::test {
 namespace {
 
 // Rows of 2-16 elements, one after another, dst contiguous: AVX-512
-// (and AVX2 for f32 rows of 2-7) takes whole vectors of outputs by
+// (and AVX2 for rows of 2-7) takes whole vectors of outputs by
 // permutes in memory order (gen_inner_tiny.cpp) and leaves the rest, and any call that meets a
 // NaN, to the other paths. Sizes around the vector of outputs; NaN of
 // either sign at each position of a row, in the first vector of outputs
@@ -99,10 +99,10 @@ TEST_P(JitReduce, FewColumns) {
 // length allows it (at most half a slab lost to rounding); the first slab
 // runs up to the first output that starts a line. NCHW x 8 x 1001 x 37,
 // reducing C and W, runs in slabs.
-// AVX2 plans f32 rows of 2-7 as tiny rows (kernel_config::block_n), rows
-// of whole vectors as blocks, and the rest (16-bit rows under a vector
-// too) one output at a time; planned for AVX2 whatever this machine runs.
-TEST(JitPlan, Avx2TakesTinyF32Rows) {
+// AVX2 plans rows of 2-7 as tiny rows (kernel_config::block_n; bf16/f16
+// widened to f32), rows of whole vectors as blocks, and the rest one
+// output at a time; planned for AVX2 whatever this machine runs.
+TEST(JitPlan, Avx2TakesTinyRows) {
     auto block_n = [](data_type dt, int64_t n) {
         plan P;
         std::string why;
@@ -113,8 +113,9 @@ TEST(JitPlan, Avx2TakesTinyF32Rows) {
     for (int64_t n = 2; n <= 7; ++n) EXPECT_EQ(block_n(data_type::f32, n), n);
     EXPECT_EQ(block_n(data_type::f32, 8), 8);
     EXPECT_EQ(block_n(data_type::f32, 9), 0);
-    EXPECT_EQ(block_n(data_type::bf16, 3), 0);
-    EXPECT_EQ(block_n(data_type::f16, 7), 0);
+    EXPECT_EQ(block_n(data_type::bf16, 3), 3);
+    EXPECT_EQ(block_n(data_type::f16, 7), 7);
+    EXPECT_EQ(block_n(data_type::bf16, 12), 0);
 }
 
 TEST(JitPlan, SlabsStartOnCacheLines) {
