@@ -124,7 +124,9 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
             jnz(l_four, T_NEAR);
             for (int v = 0; v < (nfull - 1) % 4; ++v) take(m, ptr[p + v * vbytes], false);
         }
-        if (tail) {
+        if (tail && !is512()) {
+            take(m, last_vector(addr(k, nfull)), false);
+        } else if (tail) {
             const Xmm x = temp();
             load_tail(x, addr(k, nfull), cfg_.src_dt);
             if (!flags) track_ordered(chain++, x);
@@ -150,7 +152,9 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
 // vectors, block_fast up to 8, looped past that). With one row per output
 // a block first tries block_fast. Runs while vlen() outputs remain, the
 // call's n is block_n and dst is contiguous; the per-output loop does the
-// rest. AVX2: block_n is a whole number of vectors (no masked tail).
+// rest. AVX2 (no masked loads): f32 rows past a whole number of vectors
+// take their last vector overlapping the one before (last_vector); 16-bit
+// rows are a whole number of vectors.
 void inner_blocks_generator::blocks() {
     // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
     // output stride os (os3, os5, os7 precomputed: every k * os is one
@@ -223,7 +227,7 @@ void inner_blocks_generator::blocks() {
         vmovd(Xmm(high_mask().getIdx()), tmp.cvt32());
         vpbroadcastd(high_mask(), Xmm(high_mask().getIdx()));
     }
-    if (tail) {
+    if (tail && is512()) {
         mov(tmp, tail);
         set_tail_mask(tmp);
     }
@@ -270,6 +274,12 @@ void inner_blocks_generator::blocks() {
             });
             if (tail)
                 for (int k = 0; k < vlen(); ++k) {
+                    if (!is512()) {
+                        load(x, last_vector(addr(k, nfull)), cfg_.src_dt);
+                        if (exact) nanmax(acc_of(k), x, t);
+                        else vmaxps(acc_of(k), acc_of(k), x);
+                        continue;
+                    }
                     load_tail(x, addr(k, nfull), cfg_.src_dt);
                     if (exact) nanmax_tail(acc_of(k), x);
                     else vmaxps(acc_of(k) | k_tail_, acc_of(k), x);
@@ -348,7 +358,7 @@ void inner_blocks_generator::blocks() {
         }
         L(l_redo);
         clear_fp_flags();
-    } else if (is512() || !tail) {
+    } else {
         cmp(ARG(rows), 1);
         jne(l_exact, T_NEAR);
         block_fast(addr, acc_of, nfull, tail);

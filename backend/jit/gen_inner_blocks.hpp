@@ -41,6 +41,14 @@ protected:
     bool tiny_rows_fit() const;
     void tiny_rows();
 
+    // AVX2, f32 rows of block_n elements past whole vectors: the row's
+    // last vector, ending at its end, given the address of its partial
+    // vector (the elements before it are taken twice: a max is
+    // idempotent, and so are the NaN checks).
+    Xbyak::Address last_vector(const Xbyak::Address &partial) const {
+        return ptr[partial.getRegExp() - (vlen() - cfg_.block_n % vlen()) * int(ssz())];
+    }
+
     // From the caches the fast blocks find NaN by the invalid flag
     // (jit_generator::fp_env_enter), in any dtype.
     bool blocks_by_flags() const { return cfg_.block_n > 0 && !cfg_.prefetch; }
