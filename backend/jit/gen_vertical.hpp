@@ -202,7 +202,7 @@ private:
         }
     }
 
-    // With cfg_.prefetch (src at least the L3's size, plan_kernels.cpp) each row
+    // With cfg_.prefetch (src at least the L3's size, plan_prefetch.cpp) each row
     // of a full step prefetches its line prefetch_ahead() ahead into
     // L2: 8 rows one stride apart are more streams than the hardware
     // prefetchers keep up with. AMD Zen 4, % of the roofline, medians of

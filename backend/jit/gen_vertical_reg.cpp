@@ -209,7 +209,7 @@ void vertical_reg_generator::slice_keys(bool with_umin) {
     auto take_row = [&](int k) {
         for (int i = 0; i < npv(); ++i) {
             if (cfg_.fused16 && is512() && !with_umin && !pmasked(i)) {
-                // Checked slices from half the L3 on (plan_kernels.cpp):
+                // Checked slices from half the L3 on (plan_prefetch.cpp):
                 // both statistics read the row from memory, no load.
                 vpmaxuw(umax(i), umax(i), row(k, i));
                 vpmaxsw(smax(i), smax(i), row(k, i));

@@ -44,11 +44,11 @@ struct kernel_config {
     // the skewed rows give both statistics the vector from memory (two L1
     // reads, no register between), as the prefetching tiles do: fewer
     // instructions waiting on each load where the rows stream from beyond
-    // L2 (plan_kernels.cpp, fused_loads16).
+    // L2 (plan_prefetch.cpp, fused_loads16).
     bool fused16 = false;
     // vert_tile with prefetch: how far ahead; 0: 1 KiB (the inner rows
     // always). 4 KiB for 16-bit tiles of rows at least 32 KiB wide, 16 KiB
-    // for slices of under 16 rows (plan_kernels.cpp).
+    // for slices of under 16 rows (plan_prefetch.cpp).
     int prefetch_bytes = 0;
     // vert_tile without prefetch, rows one after another and a tile as
     // wide as a row: the skewed blocks prefetch the next pass's rows, the
@@ -56,7 +56,7 @@ struct kernel_config {
     bool prefetch_pass = false;
     // vert_tile, AVX2's 16-bit passes: each row's line this many bytes
     // ahead into L1 (prefetcht0) in the full steps, 0: none. Their two
-    // statistics wait on each load (plan_kernels.cpp, choose_tile_prefetch).
+    // statistics wait on each load (plan_prefetch.cpp, choose_tile_prefetch).
     int prefetch_l1_bytes = 0;
     // vert_reg, AVX-512: the rows and columns of a slice the code is
     // unrolled for (0: none). Fresh calls of exactly that block take

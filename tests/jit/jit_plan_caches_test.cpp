@@ -1,4 +1,4 @@
-// Plans by src size against the caches (plan_kernels.cpp): which kernels
+// Plans by src size against the caches (plan_prefetch.cpp): which kernels
 // prefetch src and which 16-bit kernels read it into both statistics from
 // memory (kernel_config::fused16), on either side of the L3's size or half
 // of it, as this machine's L3 gives them.
@@ -8,7 +8,7 @@ namespace crest::impl::jit::test {
 namespace {
 
 // Vertical tiles and inner rows prefetch only when src is at least the
-// L3's size (plan_kernels.cpp): from the L3 the prefetch costs. 16-bit tiles from
+// L3's size (plan_prefetch.cpp): from the L3 the prefetch costs. 16-bit tiles from
 // half of it. The slab stage of a two-stage inner plan follows the rule of
 // the tiles.
 TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
@@ -132,7 +132,7 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
 
 // AVX-512's 16-bit tiles fuse their skewed loads into both statistics
 // from half the L3's size on where rows lie a multiple of 64 bytes apart
-// (plan_kernels.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
+// (plan_prefetch.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
 // 6272 B apart), not over rows 6200 B apart, nor below the size, nor
 // f32, nor on AVX2; the two-stage plans' slab tiles follow the rule.
 TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {

@@ -1,0 +1,32 @@
+// The plan's rules for reading src against the caches (plan_prefetch.cpp),
+// used by choose_kernels (plan_kernels.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "backend/jit/jit_config.hpp"
+#include "backend/jit/plan.hpp"
+
+namespace crest::impl::jit {
+
+// How a plan's kernels read src: one stream a thread (long inner rows) or
+// many (vertical tiles, one per row of a pass); for the last, AVX-512's
+// 16-bit tiles whose passes take 16 rows, each at least a tile's width
+// from the next.
+enum class streams { one, many, many_16bit_far };
+
+// Whether the kernels should prefetch src, as when it streams from memory.
+bool prefetch_src(int64_t src_bytes, streams kind);
+
+// AVX-512's 16-bit register columns read both statistics from memory
+// (kernel_config::fused16).
+bool fused_columns16(const plan &P, isa_t isa);
+
+// AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16).
+bool fused_loads16(const plan &P, isa_t isa);
+
+// How a vertical tile (cfg, from tile_config) prefetches: the first rule
+// that fits.
+void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_config &cfg);
+
+} // namespace crest::impl::jit
