@@ -152,9 +152,8 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
 // vectors, block_fast up to 8, looped past that). With one row per output
 // a block first tries block_fast. Runs while vlen() outputs remain, the
 // call's n is block_n and dst is contiguous; the per-output loop does the
-// rest. AVX2 (no masked loads): f32 rows past a whole number of vectors
-// take their last vector overlapping the one before (last_vector); 16-bit
-// rows are a whole number of vectors.
+// rest. AVX2 (no masked loads): rows past a whole number of vectors
+// take their last vector overlapping the one before (last_vector).
 void inner_blocks_generator::blocks() {
     // Outputs 0-7 are read from pa, 8-15 from pb, at multiples of the
     // output stride os (os3, os5, os7 precomputed: every k * os is one

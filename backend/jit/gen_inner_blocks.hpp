@@ -41,7 +41,7 @@ protected:
     bool tiny_rows_fit() const;
     void tiny_rows();
 
-    // AVX2, f32 rows of block_n elements past whole vectors: the row's
+    // AVX2, rows of block_n elements past whole vectors: the row's
     // last vector, ending at its end, given the address of its partial
     // vector (the elements before it are taken twice: a max is
     // idempotent, and so are the NaN checks).

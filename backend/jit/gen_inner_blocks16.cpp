@@ -92,7 +92,11 @@ void inner_blocks_generator::pair_step(const Xmm &m, const std::function<Address
         if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
         vmaxps(m, m, x);
     }
-    if (tail) {
+    if (tail && !is512()) {
+        // AVX2 (bf16): the row's last vector, overlapping (last_vector).
+        load(x, last_vector(vec(nfull)), bits);
+        vmaxps(m, m, x);
+    } else if (tail) {
         load_tail(x, vec(nfull), bits);
         if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
         vmaxps(m | k_tail_, m, x);

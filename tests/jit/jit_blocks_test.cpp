@@ -73,12 +73,11 @@ protected:
 };
 
 // Row lengths with and without a partial last vector (AVX-512 masked,
-// AVX2 f32 overlapping; AVX2's 16-bit blocks take whole vectors only),
-// unrolled and looped; negative NaNs in src and
+// AVX2 overlapping), unrolled and looped; negative NaNs in src and
 // in dst (the sum check and the exact block must both keep them).
 TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
     uint32_t seed = 1;
-    // (AVX2 f32 rows past whole vectors: an overlapping last vector.)
+    // (AVX2 rows past whole vectors: an overlapping last vector.)
     for (int64_t n : {8, 9, 13, 16, 24, 32, 33, 48, 56, 64, 96, 100, 128, 160, 255, 256}) {
         if (n > inner_block_max_n(dt())) continue;
         for (bool acc : {false, true}) {

@@ -100,9 +100,9 @@ TEST_P(JitReduce, FewColumns) {
 // runs up to the first output that starts a line. NCHW x 8 x 1001 x 37,
 // reducing C and W, runs in slabs.
 // AVX2 plans rows of 2-7 as tiny rows (kernel_config::block_n; bf16/f16
-// widened to f32), rows of whole vectors as blocks and f32 rows of more
-// than a vector too (an overlapping last vector), and the rest one
-// output at a time; planned for AVX2 whatever this machine runs.
+// widened to f32), rows of up to inner_block_max_n past them as blocks
+// (whole vectors, or an overlapping last vector), and the rest one output
+// at a time; planned for AVX2 whatever this machine runs.
 TEST(JitPlan, Avx2TakesTinyRows) {
     auto block_n = [](data_type dt, int64_t n) {
         plan P;
@@ -118,7 +118,9 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::f32, 257), 0);
     EXPECT_EQ(block_n(data_type::bf16, 3), 3);
     EXPECT_EQ(block_n(data_type::f16, 7), 7);
-    EXPECT_EQ(block_n(data_type::bf16, 12), 0);
+    EXPECT_EQ(block_n(data_type::bf16, 12), 12);
+    EXPECT_EQ(block_n(data_type::f16, 63), 63);
+    EXPECT_EQ(block_n(data_type::f16, 65), 0);
 }
 
 TEST(JitPlan, SlabsStartOnCacheLines) {
