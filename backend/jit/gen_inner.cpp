@@ -21,10 +21,10 @@ void inner_generator::generate() {
     mov(reg_dst, ARG(dst));
     mov(reg_nout, ARG(n_out));
     Label l_done;
-    // AVX2 has no masked tail: blocks for whole vectors, and rows of more
-    // than a vector by an overlapping last one (plan_kernels.cpp).
-    const bool with_blocks = cfg_.block_n > 0
-            && (is512() || cfg_.block_n % vlen() == 0 || cfg_.block_n > vlen());
+    // AVX2 has no masked tail: blocks for rows of a vector or more (a
+    // partial last vector overlapping the one before), tiny rows below
+    // (plan_kernels.cpp).
+    const bool with_blocks = cfg_.block_n > 0 && (is512() || cfg_.block_n >= vlen());
     if (tiny_rows_fit()) tiny_rows();
     if (with_blocks) blocks();
     // The per-output loop's constants, once the blocks (which take

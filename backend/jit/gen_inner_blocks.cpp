@@ -260,23 +260,23 @@ void inner_blocks_generator::blocks() {
                     pair_step(acc_of(k), [&](int v) { return addr(k, v); }, st, false, x,
                             clean_temp(k));
         } else {
-            walk_vectors(0, nfull, [&](int v) {
-                for (int k = 0; k < vlen(); ++k) {
-                    if (!exact && !raw16()) {
-                        vmaxps(acc_of(k), acc_of(k), addr(k, v));
-                        continue;
-                    }
-                    load(x, addr(k, v), cfg_.src_dt);
-                    if (exact) nanmax(acc_of(k), x, t);
-                    else vmaxps(acc_of(k), acc_of(k), x);
+            // A whole vector of output k's row into its accumulator.
+            auto take = [&](int k, const Address &a) {
+                if (!exact && !raw16()) {
+                    vmaxps(acc_of(k), acc_of(k), a);
+                    return;
                 }
+                load(x, a, cfg_.src_dt);
+                if (exact) nanmax(acc_of(k), x, t);
+                else vmaxps(acc_of(k), acc_of(k), x);
+            };
+            walk_vectors(0, nfull, [&](int v) {
+                for (int k = 0; k < vlen(); ++k) take(k, addr(k, v));
             });
             if (tail)
                 for (int k = 0; k < vlen(); ++k) {
                     if (!is512()) {
-                        load(x, last_vector(addr(k, nfull)), cfg_.src_dt);
-                        if (exact) nanmax(acc_of(k), x, t);
-                        else vmaxps(acc_of(k), acc_of(k), x);
+                        take(k, last_vector(addr(k, nfull)));
                         continue;
                     }
                     load_tail(x, addr(k, nfull), cfg_.src_dt);

@@ -87,15 +87,14 @@ void inner_blocks_generator::pair_step(const Xmm &m, const std::function<Address
     } else if (first) {
         vmovaps(m, vmm(20));  // -inf (blocks(); a tail alone: AVX-512 only)
     }
-    for (; v < nfull; ++v) {
-        load(x, vec(v), bits);
+    auto take = [&](const Address &a) {
+        load(x, a, bits);
         if (f16_bits()) vpmaxuw(chain16(), chain16(), x);
         vmaxps(m, m, x);
-    }
+    };
+    for (; v < nfull; ++v) take(vec(v));
     if (tail && !is512()) {
-        // AVX2 (bf16): the row's last vector, overlapping (last_vector).
-        load(x, last_vector(vec(nfull)), bits);
-        vmaxps(m, m, x);
+        take(last_vector(vec(nfull)));  // AVX2 (bf16): overlapping
     } else if (tail) {
         load_tail(x, vec(nfull), bits);
         if (f16_bits()) vpmaxuw(chain16(), chain16(), x);

@@ -49,8 +49,9 @@ bool inner_blocks_generator::tiny_rows_fit() const {
 
 void inner_blocks_generator::tiny_rows() {
     // AVX-512 bf16/f16 permute and max the raw words (words); AVX2 widens
-    // them to exact f32 values (vlen() lanes) and narrows the maxes back.
-    const bool words = raw16() && is512(), widen = raw16() && !is512();
+    // them to exact f32 values (vlen() lanes: load) and narrows the maxes
+    // back (store).
+    const bool words = raw16() && is512();
     const tiny_shape s(cfg_.block_n, words ? vlen16() : vlen());
     const int lanes = s.lanes, n = s.n, esz = ssz(), tab_esz = words ? 2 : 4;
     // Index tables: the first step's even and odd partials, then per merge
@@ -150,16 +151,6 @@ void inner_blocks_generator::tiny_rows() {
         zero16(chain0);
         zero16(chain1);
     }
-    // AVX2 bf16/f16: lanes elements from a, widened to f32 (exact).
-    auto load_widened = [&](const Xmm &x, const Address &a) {
-        const Ymm y(x.getIdx());
-        if (cfg_.src_dt == data_type::f16) {
-            vcvtph2ps(y, a);
-        } else {
-            vpmovzxwd(y, a);
-            vpslld(y, y, 16);
-        }
-    };
     const int window_bytes = s.r0 * n * esz;
     // One vector of outputs from reg_src into the returned register:
     // f32 values, 16-bit raw bits' signed maxes (keys false: the answer
@@ -185,12 +176,9 @@ void inner_blocks_generator::tiny_rows() {
             if (is512()) {
                 vmovdqu32(a, first);
                 vmovdqu32(b, second);
-            } else if (widen) {
-                load_widened(a, first);
-                load_widened(b, second);
             } else {
-                vmovups(a, first);
-                vmovups(b, second);
+                load(a, first, cfg_.src_dt);
+                load(b, second, cfg_.src_dt);
             }
             if (words) {
                 vpmaxuw(chain0, chain0, a);
@@ -225,21 +213,8 @@ void inner_blocks_generator::tiny_rows() {
         return out;
     };
     auto store_and_next = [&](const Xmm &out, Label &again) {
-        if (words) {
-            vmovdqu16(ptr[reg_dst], out);
-        } else if (widen && cfg_.src_dt == data_type::f16) {
-            vcvtps2ph(ptr[reg_dst], Ymm(out.getIdx()), 4);  // exact: an input
-        } else if (widen) {
-            // bf16: the high halves, packed (in [0, 0xffff], no saturation).
-            const Ymm o(out.getIdx());
-            const Xbyak::Xmm lo(out.getIdx()), hi(t.getIdx());
-            vpsrld(o, o, 16);
-            vextracti128(hi, o, 1);
-            vpackusdw(lo, lo, hi);
-            vmovdqu(ptr[reg_dst], lo);
-        } else {
-            vmovups(ptr[reg_dst], out);
-        }
+        if (words) vmovdqu16(ptr[reg_dst], out);
+        else store(ptr[reg_dst], out, cfg_.src_dt, t);  // exact: the max is an input
         add(reg_src, lanes * n * esz);
         add(reg_dst, lanes * esz);
         sub(reg_nout, lanes);

@@ -189,13 +189,10 @@ void choose_kernels(plan &P, isa_t isa) {
         const int64_t vecs = P.n / vl;
         cfg.unroll = 2;
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
-        // AVX2 takes blocks of whole vectors, and of rows longer than a
-        // vector (an overlapping last vector), and rows of 2-7 its tiny
-        // rows (gen_inner_tiny.cpp); the rest one output at a time.
-        const bool avx2_tiny = isa == isa_t::avx2 && P.n >= 2 && P.n < vl;
-        const bool avx2_overlap = isa == isa_t::avx2 && P.n > vl;
-        if (P.n <= inner_block_max_n(P.dt)
-                && (isa == isa_t::avx512_core || P.n % vl == 0 || avx2_tiny || avx2_overlap))
+        // AVX2 takes rows of 2-7 as tiny rows (gen_inner_tiny.cpp) and
+        // longer ones as blocks (a partial last vector overlapping the one
+        // before); rows of one element one output at a time.
+        if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n >= 2))
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
     } else if (cfg.family != family_t::vert_reg) {

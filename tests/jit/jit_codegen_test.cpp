@@ -25,7 +25,7 @@ struct config_case {
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
-// to inner_block_max_n (AVX2: whole vectors); vert_reg 1..16 vectors (AVX2:
+// to inner_block_max_n (AVX2: from 2 elements); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
 // far), or prefetching the next pass (AVX2 16-bit: or into L1); AVX-512 fixed blocks of 2-16 rows
 // (register columns up to 512 bytes, 16-bit tiles' fixed_code wider).
@@ -39,8 +39,8 @@ std::vector<config_case> plannable_configs() {
                 r.push_back({isa, family_t::inner, dt, u, 0, false});
                 r.push_back({isa, family_t::inner, dt, u, 0, true});
                 for (int n = 1; n <= inner_block_max_n(dt); ++n)
-                    if (z || n % vl == 0 || (n >= 2 && n < vl))
-                        r.push_back({isa, family_t::inner, dt, u, n});  // AVX2: tiny rows
+                    if (z || n >= 2)  // AVX2: tiny rows below a vector, blocks from it
+                        r.push_back({isa, family_t::inner, dt, u, n});
             }
             for (int u = 1; u <= (z ? 16 : 8); ++u) {
                 r.push_back({isa, family_t::vert_reg, dt, u, 0});
