@@ -50,9 +50,7 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         // instead, below the L3's size (which f32 and they prefetch from);
         // planned for AVX2 whatever this machine runs.
         auto l1_bytes = [](data_type dt, const dims_t &d) {
-            plan P;
-            std::string why;
-            EXPECT_TRUE(make_plan(make_problem(dt, d, 0b0010), isa_t::avx2, 2, &P, &why)) << why;
+            const plan P = plan_on_two(make_problem(dt, d, 0b0010), isa_t::avx2);
             return P.code ? P.code->cfg.prefetch_l1_bytes : -1;
         };
         EXPECT_EQ(at.code->cfg.prefetch_l1_bytes, max_isa() == isa_t::avx2 ? 512 : 0);

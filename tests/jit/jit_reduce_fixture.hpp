@@ -38,11 +38,12 @@ protected:
     uint32_t seed_ = 1;
 };
 
-// The plan of p on a pool of 2 threads (a failure to plan fails the test).
-inline plan plan_on_two(const reduce_problem &p) {
+// The plan of p on a pool of 2 threads (a failure to plan fails the test),
+// for this machine's ISA or the one given (planned, never run).
+inline plan plan_on_two(const reduce_problem &p, isa_t isa = max_isa()) {
     plan P;
     std::string why;
-    EXPECT_TRUE(make_plan(p, max_isa(), 2, &P, &why)) << why;
+    EXPECT_TRUE(make_plan(p, isa, 2, &P, &why)) << why;
     return P;
 }
 

@@ -105,9 +105,7 @@ TEST_P(JitReduce, FewColumns) {
 // at a time; planned for AVX2 whatever this machine runs.
 TEST(JitPlan, Avx2TakesTinyRows) {
     auto block_n = [](data_type dt, int64_t n) {
-        plan P;
-        std::string why;
-        EXPECT_TRUE(make_plan(make_problem(dt, {1000, n}, 2), isa_t::avx2, 2, &P, &why)) << why;
+        const plan P = plan_on_two(make_problem(dt, {1000, n}, 2), isa_t::avx2);
         EXPECT_EQ(P.kind, plan_kind::inner) << n;
         return P.code ? P.code->cfg.block_n : -1;
     };
