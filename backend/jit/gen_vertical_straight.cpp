@@ -24,8 +24,10 @@ void vertical_generator::st(mode m, const Address &a, const Xmm &x) {
 
 void vertical_generator::prefetch_rows(mode m, int g) {
     if (m != mode::full) return;
-    for (int k = 0; k < g && cfg_.prefetch_l1_bytes; ++k) prefetcht0(row(k, cfg_.prefetch_l1_bytes));
-    for (int k = 0; k < g && cfg_.prefetch; ++k) prefetcht1(row(k, prefetch_ahead()));
+    if (cfg_.prefetch_l1_bytes)
+        for (int k = 0; k < g; ++k) prefetcht0(row(k, cfg_.prefetch_l1_bytes));
+    if (cfg_.prefetch)
+        for (int k = 0; k < g; ++k) prefetcht1(row(k, prefetch_ahead()));
 }
 
 void vertical_generator::group_body(mode m, int g, bool fresh) {
