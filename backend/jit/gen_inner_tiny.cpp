@@ -5,7 +5,8 @@
 // row per register and fold 16 of them; here the rows stay in memory
 // order instead, and two-source permutes pair up elements of the same
 // row, halving the lanes per row at each step, until one vector holds a
-// vector of outputs (16 f32, 32 bf16/f16).
+// vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 3 take
+// in-lane shuffles instead (tiny_rows3).
 #include "backend/jit/gen_inner_blocks.hpp"
 
 #include <algorithm>
@@ -42,12 +43,49 @@ struct tiny_shape {
 
 } // namespace
 
+// Rows one after another, one row per output (of block_n elements), dst
+// contiguous, and at least `lanes` outputs; else the other paths take the
+// call (to l_skip). A NaN (f32) or negative NaN (16-bit) anywhere sends
+// the whole call to the exact paths, from its start: keep where it began.
+void inner_blocks_generator::tiny_rows_enter(int lanes, Label &l_skip) {
+    cmp(ARG(rows), 1);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(out_src_stride), cfg_.block_n * ssz());
+    jne(l_skip, T_NEAR);
+    cmp(ARG(out_dst_stride), ssz());
+    jne(l_skip, T_NEAR);
+    cmp(ARG(accumulate), 0);
+    jne(l_skip, T_NEAR);
+    cmp(reg_nout, lanes);
+    jl(l_skip, T_NEAR);
+    push(reg_src);
+    push(reg_dst);
+    push(reg_nout);
+}
+
+// With ZF clear (a NaN seen), back to where the call began for the other
+// paths (clearing the invalid flag where the check read it); else on
+// with the outputs left.
+void inner_blocks_generator::tiny_rows_leave(bool clear_flags, Label &l_skip) {
+    Label l_clean;
+    jz(l_clean, T_NEAR);
+    pop(reg_nout);
+    pop(reg_dst);
+    pop(reg_src);
+    if (clear_flags) clear_fp_flags();
+    jmp(l_skip, T_NEAR);
+    L(l_clean);
+    add(rsp, 3 * 8);
+    L(l_skip);
+}
+
 bool inner_blocks_generator::tiny_rows_fit() const {
     if (!is512()) return cfg_.block_n >= 2 && cfg_.block_n < vlen();
     return cfg_.block_n >= 2 && cfg_.block_n <= (raw16() ? 31 : 16);
 }
 
 void inner_blocks_generator::tiny_rows() {
+    if (!is512() && cfg_.block_n == 3) return tiny_rows3();
     // AVX-512 bf16/f16 permute and max the raw words (words); AVX2 widens
     // them to exact f32 values (vlen() lanes: load) and narrows the maxes
     // back (store).
@@ -114,7 +152,7 @@ void inner_blocks_generator::tiny_rows() {
         else vmaxps(x, x, y);
     };
 
-    Label l_tables, l_skip, l_group, l_clean, l_code;
+    Label l_tables, l_skip, l_group, l_code;
     jmp(l_code, T_NEAR);
     align(64);
     L(l_tables);
@@ -124,23 +162,7 @@ void inner_blocks_generator::tiny_rows() {
             else dd(tab[size_t(i)]);
         }
     L(l_code);
-    // Rows one after another, one row per output, dst contiguous, and
-    // at least a vector of outputs; else the other paths take the call.
-    cmp(ARG(rows), 1);
-    jne(l_skip, T_NEAR);
-    cmp(ARG(out_src_stride), n * esz);
-    jne(l_skip, T_NEAR);
-    cmp(ARG(out_dst_stride), esz);
-    jne(l_skip, T_NEAR);
-    cmp(ARG(accumulate), 0);
-    jne(l_skip, T_NEAR);
-    cmp(reg_nout, lanes);
-    jl(l_skip, T_NEAR);
-    // A NaN (f32) or negative NaN (16-bit) anywhere sends the whole call
-    // to the exact paths, from its start: keep where it began.
-    push(reg_src);
-    push(reg_dst);
-    push(reg_nout);
+    tiny_rows_enter(lanes, l_skip);
     for (int i = 0; i < ntab; ++i) {
         const Address tab = ptr[rip + l_tables + i * lanes * tab_esz];
         if (is512()) vmovdqu32(table_reg(i), tab);
@@ -257,15 +279,62 @@ void inner_blocks_generator::tiny_rows() {
     } else {
         test_invalid_flag();
     }
-    jz(l_clean, T_NEAR);
-    pop(reg_nout);
-    pop(reg_dst);
-    pop(reg_src);
-    if (!words) clear_fp_flags();
-    jmp(l_skip, T_NEAR);
-    L(l_clean);
-    add(rsp, 3 * 8);
-    L(l_skip);
+    tiny_rows_leave(!words, l_skip);
+}
+
+// AVX2, rows of 3 (an RGB image's channels): a group of 8 rows is 24
+// elements, the rows of its halves (elements 0-11 and 12-23) in the two
+// 128-bit lanes of three registers A, B and C (4 elements of each half
+// in each). In-lane blends and shuffles then give three registers that
+// hold one element of each row per lane, in row order; their max is the
+// 8 outputs. 9 instructions a group and 16-byte loads that never split
+// a line, against 28 instructions by two-source permutes, which AVX2
+// builds from two one-source ones and a blend.
+void inner_blocks_generator::tiny_rows3() {
+    const int n = 3, lanes = vlen(), esz = ssz();
+    const Ymm a(0), b(1), c(2), x(3), y(4), t1(5), t2(6), t3(7);
+    // v = elements [at, at + 4) in its low lane, [at + 12, at + 16) in its high one.
+    auto load_halves = [&](const Ymm &v, int at) {
+        const Address lo = ptr[reg_src + at * esz], hi = ptr[reg_src + (at + 12) * esz];
+        const Xmm vx(v.getIdx());
+        if (cfg_.src_dt == data_type::f32) {
+            vmovups(vx, lo);
+            vinsertf128(v, v, hi, 1);
+            return;
+        }
+        vmovq(vx, lo);
+        vmovhps(vx, vx, hi);
+        if (cfg_.src_dt == data_type::bf16) {
+            vpmovzxwd(v, vx);
+            vpslld(v, v, 16);
+        } else {
+            vcvtph2ps(v, vx);
+        }
+    };
+    Label l_skip, l_group;
+    tiny_rows_enter(lanes, l_skip);
+    L(l_group);
+    load_halves(a, 0);  // per lane: rows 0 0 0 1
+    load_halves(b, 4);  //           1 1 2 2
+    load_halves(c, 8);  //           2 3 3 3
+    // Lane order = row order: [a0 a3 c0 c1], [a1 b0 b3 c2], [a2 b1 b2 c3].
+    vshufps(t1, a, c, 0x4c);
+    vblendps(x, a, b, 0x11);
+    vblendps(y, b, c, 0x44);
+    vshufps(t2, x, y, 0xb1);
+    vblendps(x, a, b, 0x22);
+    vblendps(y, b, c, 0x88);
+    vshufps(t3, x, y, 0xe6);
+    vmaxps(t1, t1, t2);
+    vmaxps(t1, t1, t3);
+    store(ptr[reg_dst], t1, cfg_.src_dt, t2);  // exact: the max is an input
+    add(reg_src, lanes * n * esz);
+    add(reg_dst, lanes * esz);
+    sub(reg_nout, lanes);
+    cmp(reg_nout, lanes);
+    jge(l_group, T_NEAR);
+    test_invalid_flag();
+    tiny_rows_leave(true, l_skip);
 }
 
 #undef ARG
