@@ -59,6 +59,7 @@ private:
     // tiny_rows' and tiny_rows3's entry checks and way out (gen_inner_tiny.cpp).
     void tiny_rows_enter(int lanes, Xbyak::Label &l_skip);
     void tiny_rows_leave(bool clear_flags, Xbyak::Label &l_skip);
+    void tiny_rows_store(const Xbyak::Xmm &out, const Xbyak::Xmm &tmp, bool words);
     // exact: the NaN-aware max; words: the signed 16-bit max; else vmaxps.
     void fold(bool exact, bool words = false);
     bool raw_pairs() const;

@@ -8,6 +8,7 @@
 // vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 3 take
 // in-lane shuffles instead (tiny_rows3).
 #include "backend/jit/gen_inner_blocks.hpp"
+#include "backend/jit/generators.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -68,6 +69,7 @@ void inner_blocks_generator::tiny_rows_enter(int lanes, Label &l_skip) {
 // with the outputs left.
 void inner_blocks_generator::tiny_rows_leave(bool clear_flags, Label &l_skip) {
     Label l_clean;
+    if (cfg_.stream_dst) sfence();  // the streamed lines before any later store or the join
     jz(l_clean, T_NEAR);
     pop(reg_nout);
     pop(reg_dst);
@@ -79,9 +81,28 @@ void inner_blocks_generator::tiny_rows_leave(bool clear_flags, Label &l_skip) {
     L(l_skip);
 }
 
+// A vector of outputs (16-bit words: raw bits) to reg_dst, exact: each
+// max is an input. With stream_dst, non-temporal where reg_dst is aligned
+// to the store (then every store of the call is: outputs advance by it).
+void inner_blocks_generator::tiny_rows_store(const Xmm &out, const Xmm &tmp, bool words) {
+    auto plain = [&] {
+        if (words) vmovdqu16(ptr[reg_dst], out);
+        else store(ptr[reg_dst], out, cfg_.src_dt, tmp);
+    };
+    if (!cfg_.stream_dst) return plain();
+    Label l_plain, l_stored;
+    test(reg_dst, (words ? vlen16() : vlen()) * ssz() - 1);
+    jnz(l_plain, T_NEAR);
+    if (words) vmovntdq(ptr[reg_dst], out);
+    else store_stream(ptr[reg_dst], out, cfg_.src_dt, tmp);
+    jmp(l_stored, T_NEAR);
+    L(l_plain);
+    plain();
+    L(l_stored);
+}
+
 bool inner_blocks_generator::tiny_rows_fit() const {
-    if (!is512()) return cfg_.block_n >= 2 && cfg_.block_n < vlen();
-    return cfg_.block_n >= 2 && cfg_.block_n <= (raw16() ? 31 : 16);
+    return inner_tiny_rows(cfg_.isa, cfg_.src_dt, cfg_.block_n);
 }
 
 void inner_blocks_generator::tiny_rows() {
@@ -235,8 +256,7 @@ void inner_blocks_generator::tiny_rows() {
         return out;
     };
     auto store_and_next = [&](const Xmm &out, Label &again) {
-        if (words) vmovdqu16(ptr[reg_dst], out);
-        else store(ptr[reg_dst], out, cfg_.src_dt, t);  // exact: the max is an input
+        tiny_rows_store(out, t, words);
         add(reg_src, lanes * n * esz);
         add(reg_dst, lanes * esz);
         sub(reg_nout, lanes);
@@ -327,7 +347,7 @@ void inner_blocks_generator::tiny_rows3() {
     vshufps(t3, x, y, 0xe6);
     vmaxps(t1, t1, t2);
     vmaxps(t1, t1, t3);
-    store(ptr[reg_dst], t1, cfg_.src_dt, t2);  // exact: the max is an input
+    tiny_rows_store(t1, t2, false);
     add(reg_src, lanes * n * esz);
     add(reg_dst, lanes * esz);
     sub(reg_nout, lanes);

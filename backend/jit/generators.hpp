@@ -20,6 +20,14 @@ inline int64_t inner_block_max_n(data_type dt) {
     return dt == data_type::f32 ? 256 : 64;
 }
 
+// Rows of n elements the inner kernels take as tiny rows, a vector of
+// outputs at a time in memory order (gen_inner_tiny.cpp): AVX-512 rows of
+// up to a vector (16-bit: 31 words), AVX2 rows of under a vector.
+inline bool inner_tiny_rows(isa_t isa, data_type dt, int64_t n) {
+    if (isa != isa_t::avx512_core) return n >= 2 && n < 8;
+    return n >= 2 && n <= (dt == data_type::f32 ? 16 : 31);
+}
+
 inline int vertical_tile_cols(const kernel_config &cfg) {
     const size_t w = std::max(dt_size(cfg.src_dt), dt_size(cfg.dst_dt));
     return static_cast<int>(vertical_tile_bytes / w);

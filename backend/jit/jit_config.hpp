@@ -64,10 +64,14 @@ struct kernel_config {
     // (gen_vertical_fixed.cpp); other calls run the general loop.
     int block_rows = 0;
     int block_cols = 0;
+    // inner tiny rows: dst written with non-temporal stores where a call's
+    // dst is aligned to the store (plan_prefetch.cpp, stream_dst).
+    bool stream_dst = false;
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
-                prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols);
+                prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols,
+                stream_dst);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -89,6 +93,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.prefetch_l1_bytes));
         mix(static_cast<size_t>(c.block_rows));
         mix(static_cast<size_t>(c.block_cols));
+        mix(static_cast<size_t>(c.stream_dst));
         return h;
     }
 };

@@ -78,6 +78,27 @@ void jit_generator::store(const Address &a, const Xmm &v, data_type dt,
     }
 }
 
+void jit_generator::store_stream(const Address &a, const Xmm &v, data_type dt,
+        const Xmm &tmp) {
+    // The narrowed lanes: half a vector register.
+    const Xmm half = is512() ? Xmm(Ymm(tmp.getIdx())) : Xmm(tmp.getIdx());
+    switch (dt) {
+        case data_type::f32: vmovntps(a, v); return;
+        case data_type::bf16:
+            vpsrld(tmp, v, 16);  // exact, as in store
+            if (is512()) {
+                vpmovdw(Ymm(tmp.getIdx()), tmp);
+            } else {
+                const Ymm t(tmp.getIdx());
+                vpackusdw(t, t, t);
+                vpermq(t, t, 0x08);
+            }
+            break;
+        default: vcvtps2ph(half, v, cvt_round_mxcsr); break;
+    }
+    vmovntdq(a, half);
+}
+
 void jit_generator::store_tail(const Address &a, const Xmm &v, data_type dt,
         const Xmm &tmp) {
     switch (dt) {

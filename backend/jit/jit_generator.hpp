@@ -76,6 +76,10 @@ protected:
     // Stores vlen lanes of v narrowed to dt; tmp is clobbered.
     void store(const Xbyak::Address &a, const Xbyak::Xmm &v, data_type dt,
             const Xbyak::Xmm &tmp);
+    // As store, with a non-temporal write of the vlen lanes (a full
+    // vector's bytes of dt, which a must be aligned to); v kept, tmp clobbered.
+    void store_stream(const Xbyak::Address &a, const Xbyak::Xmm &v, data_type dt,
+            const Xbyak::Xmm &tmp);
     // AVX-512 only: stores the lanes in k_tail_.
     void store_tail(const Xbyak::Address &a, const Xbyak::Xmm &v,
             data_type dt, const Xbyak::Xmm &tmp);

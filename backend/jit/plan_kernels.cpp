@@ -195,6 +195,7 @@ void choose_kernels(plan &P, isa_t isa) {
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n >= 2))
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
+        cfg.stream_dst = inner_tiny_rows(isa, P.dt, cfg.block_n) && stream_dst(P);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
         choose_tile_prefetch(P, isa, from_memory, cfg);

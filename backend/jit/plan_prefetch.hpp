@@ -25,6 +25,10 @@ bool fused_columns16(const plan &P, isa_t isa);
 // AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16).
 bool fused_loads16(const plan &P, isa_t isa);
 
+// Whether the inner tiny rows write dst with non-temporal stores
+// (kernel_config::stream_dst).
+bool stream_dst(const plan &P);
+
 // How a vertical tile (cfg, from tile_config) prefetches: the first rule
 // that fits.
 void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_config &cfg);

@@ -17,7 +17,9 @@ protected:
     // blocks: the code has blocks; from memory (kernel_config::prefetch,
     // as plans for src past the L3 make it) they keep a register between
     // load and max, and with no blocks the row loop prefetches.
-    enum class code_kind { blocks, blocks_from_memory, prefetching_rows };
+    // tiny_streamed: tiny rows writing dst with non-temporal stores where
+    // it is aligned to them (kernel_config::stream_dst).
+    enum class code_kind { blocks, blocks_from_memory, prefetching_rows, tiny_streamed };
 
     // src holds only the smallest magnitudes (raw bits 1..0x7f, either sign).
     bool tiny_values = false;
@@ -26,6 +28,8 @@ protected:
     int64_t masked_from = 0, masked_to = 0;
     // This output's elements all negative (-1: none).
     int64_t negative_out = -1;
+    // dst this many bytes past a 64-byte boundary (-1: as allocated).
+    int dst_offset = -1;
 
     // outs outputs of n contiguous elements; dst joined when accumulate.
     // nan_src / nan_dst: output indices that get a negative NaN.
@@ -44,10 +48,14 @@ protected:
         cfg.src_dt = cfg.dst_dt = dt();
         cfg.unroll = prefetching_rows ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
         cfg.block_n = prefetching_rows ? 0 : static_cast<int>(n);
-        cfg.prefetch = kind != code_kind::blocks;
+        cfg.prefetch = kind == code_kind::blocks_from_memory || prefetching_rows;
+        cfg.stream_dst = kind == code_kind::tiny_streamed;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
-        guarded src(outs * n * es), dst(outs * es);
+        guarded src(outs * n * es), dst_buf(outs * es + 128);
+        uint8_t *const dst = dst_offset < 0 ? dst_buf.data()
+                : dst_buf.data() + (64 - reinterpret_cast<uintptr_t>(dst_buf.data()) % 64) % 64
+                        + dst_offset;
         std::mt19937 rng(seed);
         for (int64_t i = 0; i < outs * n; ++i) {
             uint32_t b = random_bits(dt(), rng, false);
@@ -57,18 +65,18 @@ protected:
             if (o == negative_out) b |= dt() == data_type::f32 ? 0x80000000u : 0x8000u;
             put(src.data(), i, dt(), b);
         }
-        for (int64_t o = 0; o < outs; ++o) put(dst.data(), o, dt(), random_bits(dt(), rng, false));
+        for (int64_t o = 0; o < outs; ++o) put(dst, o, dt(), random_bits(dt(), rng, false));
         for (int64_t o : nan_src) put(src.data(), o * n + (o * 7) % n, dt(), negative_nan(dt()));
-        for (int64_t o : nan_dst) put(dst.data(), o, dt(), negative_nan(dt()));
+        for (int64_t o : nan_dst) put(dst, o, dt(), negative_nan(dt()));
         std::vector<uint32_t> want(outs);
         for (int64_t o = 0; o < outs; ++o)
-            want[o] = expected(src.data() + o * n * es, n, 1, dst.data() + o * es, accumulate, dt());
-        const inner_call a {src.data(), dst.data(), outs, int64_t(n * es), int64_t(es), 1, 0, n,
+            want[o] = expected(src.data() + o * n * es, n, 1, dst + o * es, accumulate, dt());
+        const inner_call a {src.data(), dst, outs, int64_t(n * es), int64_t(es), 1, 0, n,
                 accumulate};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
-        for (int64_t o = 0; o < outs; ++o) expect_same(get(dst.data(), o, dt()), want[o], dt(), o);
+        for (int64_t o = 0; o < outs; ++o) expect_same(get(dst, o, dt()), want[o], dt(), o);
         EXPECT_TRUE(src.guards_ok());
-        EXPECT_TRUE(dst.guards_ok());
+        EXPECT_TRUE(dst_buf.guards_ok());
     }
 };
 
@@ -165,6 +173,21 @@ TEST_P(JitBlocks, InfinitiesBesideOtherElements) {
                 run(n, 70, acc, {3, 50}, {}, seed++, kind);
                 negative_out = -1;
             }
+        }
+    }
+}
+
+// Tiny rows that stream dst (large problems): non-temporal stores where
+// the call's dst is aligned to them, plain ones where it is not, the
+// same outputs either way; a NaN sends the call, streamed stores and all,
+// to the exact paths.
+TEST_P(JitBlocks, TinyRowsStreamDst) {
+    uint32_t seed = 600;
+    for (int64_t n = 2; inner_tiny_rows(isa(), dt(), n); ++n) {
+        for (int offset : {0, 2, 4, 16, 32, 48}) {
+            dst_offset = offset;
+            run(n, 100, false, {}, {}, seed++, code_kind::tiny_streamed);
+            run(n, 100, false, {70}, {}, seed++, code_kind::tiny_streamed);
         }
     }
 }
