@@ -61,6 +61,7 @@ void vertical_generator::generate() {
         jnz(l_outer, T_NEAR);
     }
     if (raw16() && is512()) lane_modes(false);
+    if (cfg_.stream_dst) sfence();  // the streamed lines before the join
     vzeroupper();
     if (nan_by_flags()) fp_env_leave();
     pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
@@ -113,7 +114,7 @@ void vertical_generator::tile() {
             Label l_other;
             cmp(reg_rows, g);
             jne(l_other, T_NEAR);
-            pass(g, fresh);
+            last_pass(g, fresh);
             jmp(done, T_NEAR);
             L(l_other);
         }
@@ -149,6 +150,20 @@ void vertical_generator::tile() {
         L(l_smaller);
     }
     passes_below(rest_from() - 1, false, l_done);
+    L(l_done);
+}
+
+void vertical_generator::last_pass(int g, bool fresh) {
+    if (!cfg_.stream_dst) return pass(g, fresh);
+    Label l_plain, l_done;
+    test(reg_tdst, step() * dsz() - 1);
+    jnz(l_plain, T_NEAR);
+    streaming_ = true;
+    pass(g, fresh);
+    streaming_ = false;
+    jmp(l_done, T_NEAR);
+    L(l_plain);
+    pass(g, fresh);
     L(l_done);
 }
 

@@ -67,6 +67,11 @@ private:
     // The last pass (no rows left after it) writes the dst tile, the others
     // the scratch tile; all but the first read the scratch.
     void pass(int g, bool fresh);
+    // A pass that ends the tile (its rows are the rows left): with
+    // stream_dst, a copy of it whose full vectors go to an aligned
+    // dst tile by non-temporal stores (streaming_ while it is emitted).
+    void last_pass(int g, bool fresh);
+    bool streaming_ = false;
 
     // Walks the columns of the tile from the nb row pointers (reg_p0, p1,
     // p2, p3), restoring them afterwards. skewed, when given, first takes

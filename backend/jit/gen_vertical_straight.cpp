@@ -17,7 +17,8 @@ void vertical_generator::ld(mode m, const Xmm &x, const Address &a, data_type dt
 }
 
 void vertical_generator::st(mode m, const Address &a, const Xmm &x) {
-    if (m == mode::full) store(a, x, cfg_.dst_dt, v(14));
+    if (m == mode::full && streaming_) store_stream(a, x, cfg_.dst_dt, v(14));
+    else if (m == mode::full) store(a, x, cfg_.dst_dt, v(14));
     else if (m == mode::tail) store_tail(a, x, cfg_.dst_dt, v(14));
     else store_scalar(a, x, cfg_.dst_dt, Xmm(14));
 }
@@ -151,7 +152,8 @@ void vertical_generator::raw_stats(mode m, int g, bool fresh, bool with_umin, bo
 
 void vertical_generator::store16(mode m, const Xmm &x) {
     const Address to = ptr[reg_pd + reg_to];
-    if (m == mode::full && is512()) vmovdqu32(to, x);
+    if (m == mode::full && streaming_) vmovntdq(to, x);
+    else if (m == mode::full && is512()) vmovdqu32(to, x);
     else if (m == mode::full) vmovdqu(to, x);
     else if (m == mode::tail) vmovdqu16(to | k_tail_, x);
     else vpextrw(word[reg_pd + reg_to], Xmm(x.getIdx()), 0);

@@ -64,8 +64,9 @@ struct kernel_config {
     // (gen_vertical_fixed.cpp); other calls run the general loop.
     int block_rows = 0;
     int block_cols = 0;
-    // inner tiny rows: dst written with non-temporal stores where a call's
-    // dst is aligned to the store (plan_prefetch.cpp, stream_dst).
+    // inner tiny rows, and vert_tile's passes that end a tile: dst written
+    // with non-temporal stores where it is aligned to them (plan_prefetch.cpp,
+    // stream_dst).
     bool stream_dst = false;
 
     auto tie() const {

@@ -199,6 +199,7 @@ void choose_kernels(plan &P, isa_t isa) {
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
         choose_tile_prefetch(P, isa, from_memory, cfg);
+        cfg.stream_dst = P.rows.n < 16 && stream_dst(P);
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical) plan_fixed_tiles(P, isa, cfg);

@@ -74,14 +74,17 @@ bool fused_loads16(const plan &P, isa_t isa) {
     return P.rows.n >= 16 && fused_columns16(P, isa);
 }
 
-// Tiny rows write a dst of a half to a seventh of src's size. From half
-// the L3's size of both together (where they stream from memory in the
-// machine's slower state), non-temporal stores save reading each dst line
-// before writing it. Zen 4, ab_runs.sh with two copies of each build, %
-// of the roofline, plain -> streamed: f32 rows of 2 (25 MiB) 30-32 ->
-// 40-41, rows of 4 (16 MiB) 45-49 -> 65-72, rows of 7 53-59 -> 71; bf16
-// rows of 2 26-32 -> 39-43, rows of 4 (12.5 MiB) 53-59 -> 61-65; f32
-// rows of 3 (18.4 MiB) tied. Below it, bf16 rows of 2 at 4 MiB lost
+// Tiny rows write a dst of a half to a seventh of src's size, tiles of
+// under 16 rows one of a 15th or more. From half the L3's size of both
+// together (where they stream from memory in the machine's slower state),
+// non-temporal stores save reading each dst line before writing it. Zen
+// 4, ab_runs.sh with two copies of each build, % of the roofline, plain
+// -> streamed: tiny rows, f32 rows of 2 (25 MiB) 30-32 -> 40-41, rows of
+// 4 (16 MiB) 45-49 -> 65-72, rows of 7 53-59 -> 71; bf16 rows of 2 26-32
+// -> 39-43, rows of 4 (12.5 MiB) 53-59 -> 61-65; f32 rows of 3 (18.4 MiB)
+// tied. Tiles reducing 2 rows, f32 (25 MiB) 32-36 -> 39-51, bf16 30-32 ->
+// 38; 4 rows f32 44-53 -> 54-62, bf16 42-44 -> 51-54; 12 rows f32 61-67
+// -> 66-72; 8 rows tied. Below it, bf16 tiny rows of 2 at 4 MiB lost
 // 57-62 -> 45-47 (dst stays in the caches from one call to the next
 // there, which streaming throws away); f32 rows of 4 at 1-10 MiB gained
 // 2-5 points, and bf16 rows of 3 and 5 (9-13 MiB) tied.

@@ -25,8 +25,8 @@ bool fused_columns16(const plan &P, isa_t isa);
 // AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16).
 bool fused_loads16(const plan &P, isa_t isa);
 
-// Whether the inner tiny rows write dst with non-temporal stores
-// (kernel_config::stream_dst).
+// Whether kernels that write a dst of a large part of src's size (inner
+// tiny rows, tiles of under 16 rows) stream it (kernel_config::stream_dst).
 bool stream_dst(const plan &P);
 
 // How a vertical tile (cfg, from tile_config) prefetches: the first rule

@@ -25,6 +25,10 @@ protected:
     std::function<uint32_t(int64_t, int64_t, int64_t, uint32_t)> shape_slice;
     // Handed to the tiles (vert_call::modes) when set.
     lane_modes16 *modes = nullptr;
+    // The tiles' last passes stream dst (kernel_config::stream_dst).
+    bool stream = false;
+    // dst this many bytes past a 64-byte boundary (-1: as allocated).
+    int dst_offset = -1;
 
     // nan_src / nan_dst: (slice, column) pairs that get a negative NaN.
     // caller_mxcsr, when not 0: the MXCSR the kernel is called with, which
@@ -55,10 +59,14 @@ protected:
         cfg.prefetch_bytes = prefetch && seed % 3 == 1 ? 4096 : 0;
         cfg.prefetch_pass = !prefetch && seed % 3 == 2;
         cfg.prefetch_l1_bytes = family == family_t::vert_tile && seed % 5 == 3 ? 512 : 0;
+        cfg.stream_dst = stream;
         const auto code = get_code(cfg);
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());
-        guarded src(n_outer * slice * es), dst(n_outer * ncols * es);
+        guarded src(n_outer * slice * es), dst_buf(n_outer * ncols * es + 128);
+        uint8_t *const dst = dst_offset < 0 ? dst_buf.data()
+                : dst_buf.data() + (64 - reinterpret_cast<uintptr_t>(dst_buf.data()) % 64) % 64
+                        + dst_offset;
         std::mt19937 rng(seed);
         for (int64_t i = 0; i < n_outer * slice; ++i) {
             const uint32_t bits = random_bits(dt(), rng, false);
@@ -68,25 +76,25 @@ protected:
                                                : bits;
             put(src.data(), i, dt(), v);
         }
-        for (int64_t i = 0; i < n_outer * ncols; ++i) put(dst.data(), i, dt(), random_bits(dt(), rng, false));
+        for (int64_t i = 0; i < n_outer * ncols; ++i) put(dst, i, dt(), random_bits(dt(), rng, false));
         for (auto [o, c] : nan_src)
             put(src.data(), o * slice + (c % rows) * stride + c, dt(), negative_nan(dt()));
-        for (auto [o, c] : nan_dst) put(dst.data(), o * ncols + c, dt(), negative_nan(dt()));
+        for (auto [o, c] : nan_dst) put(dst, o * ncols + c, dt(), negative_nan(dt()));
         std::vector<uint32_t> want(n_outer * ncols);
         for (int64_t o = 0; o < n_outer; ++o)
             for (int64_t c = 0; c < ncols; ++c)
                 want[o * ncols + c] = expected(src.data() + (o * slice + c) * es, rows, stride,
-                        dst.data() + (o * ncols + c) * es, accumulate, dt());
+                        dst + (o * ncols + c) * es, accumulate, dt());
         // The scratch at a 4 KiB boundary inside a guarded buffer.
         guarded scratch(vert_scratch_bytes + 4096, 0x5a);
         const uintptr_t at = (reinterpret_cast<uintptr_t>(scratch.data()) + 4095) & ~uintptr_t(4095);
-        const vert_call a {src.data(), dst.data(), ncols, rows, int64_t(stride * es), accumulate,
+        const vert_call a {src.data(), dst, ncols, rows, int64_t(stride * es), accumulate,
                 n_outer, int64_t(slice * es), int64_t(ncols * es),
                 with_scratch ? reinterpret_cast<void *>(at) : nullptr, modes};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
-        for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst.data(), i, dt()), want[i], dt(), i);
+        for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst, i, dt()), want[i], dt(), i);
         EXPECT_TRUE(src.guards_ok());
-        EXPECT_TRUE(dst.guards_ok());
+        EXPECT_TRUE(dst_buf.guards_ok());
         EXPECT_TRUE(scratch.guards_ok());
     }
 };
@@ -184,6 +192,27 @@ TEST_P(JitColumns, PassesOfAnyRowCount) {
     for (int64_t rows : {3, 7, 13})
         run(family_t::vert_tile, 300, rows, false, {{1, 2}}, {}, seed++);
     shape_src = nullptr;
+}
+
+// Tiles whose last passes stream dst (few rows from half the L3's size):
+// non-temporal stores where a tile's dst is aligned to them, plain ones
+// elsewhere (outer slices 4 or 2 bytes a column apart move it), the same
+// values; a pass with a NaN is redone over what it streamed; the passes
+// before the last (8-15 rows) keep writing the running max plainly.
+TEST_P(JitColumns, LastPassesStreamDst) {
+    uint32_t seed = 1200;
+    stream = true;
+    for (int64_t rows : {1, 2, 3, 4, 7, 8, 9, 12, 15, 17}) {
+        for (int offset : {0, 2, 32, 48}) {
+            dst_offset = offset;
+            for (bool acc : {false, true}) {
+                run(family_t::vert_tile, 5000, rows, acc, {}, {}, seed++);
+                run(family_t::vert_tile, 5000, rows, acc, {{0, 64}, {2, 4999}}, {}, seed++);
+            }
+        }
+    }
+    stream = false;
+    dst_offset = -1;
 }
 
 // 16-bit tiles keep one statistic per lane in passes of 16 rows and flip

@@ -200,5 +200,32 @@ TEST(JitPlan, TransposedOutputsPrefetchFromHalfTheL3) {
     EXPECT_FALSE(make(n_half, false).prefetch_transposed);
 }
 
+// Large outputs stream (kernel_config::stream_dst) from half the L3's size
+// of src and dst together: tiny rows (dst a half to a seventh of src) and
+// tiles of under 16 rows, on either ISA; not longer rows, not 16 rows.
+TEST(JitPlan, LargeOutputsStreamFromHalfTheL3) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t half = l3 / 2;
+    auto streams = [](const dims_t &d, uint32_t mask, isa_t isa) {
+        const plan P = plan_on_two(make_problem(data_type::f32, d, mask), isa);
+        return P.code && P.code->cfg.stream_dst;
+    };
+    for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
+        if (isa > max_isa()) continue;
+        SCOPED_TRACE(isa_name(isa));
+        // Rows of 4 reduced: 20 bytes of src and dst an output.
+        const int64_t rows_at = (half + 19) / 20;
+        EXPECT_TRUE(streams({rows_at, 4}, 0b10, isa));
+        EXPECT_FALSE(streams({rows_at - 1, 4}, 0b10, isa));
+        EXPECT_FALSE(streams({rows_at, 20}, 0b10, isa));
+        // Two rows reduced: 12 bytes a column.
+        const int64_t cols_at = (half + 11) / 12;
+        EXPECT_TRUE(streams({2, cols_at}, 0b01, isa));
+        EXPECT_FALSE(streams({2, cols_at - 1}, 0b01, isa));
+        EXPECT_FALSE(streams({16, cols_at}, 0b01, isa));
+    }
+}
+
 } // namespace
 } // namespace crest::impl::jit::test
