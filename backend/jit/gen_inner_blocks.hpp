@@ -40,8 +40,8 @@ protected:
     // and eax.
     bool tiny_rows_fit() const;
     void tiny_rows();
-    // AVX2 rows of 3 (tiny_rows() hands them on): in-lane shuffles.
-    void tiny_rows3();
+    // AVX2 rows of 2-4 (tiny_rows() hands them on): in-lane shuffles.
+    void tiny_rows_in_lanes();
 
     // AVX2, rows of block_n elements past whole vectors: the row's
     // last vector, ending at its end, given the address of its partial
@@ -56,7 +56,7 @@ protected:
     bool blocks_by_flags() const { return cfg_.block_n > 0 && !cfg_.prefetch; }
 
 private:
-    // tiny_rows' and tiny_rows3's entry checks and way out (gen_inner_tiny.cpp).
+    // tiny_rows' and tiny_rows_in_lanes' entry checks and way out (gen_inner_tiny.cpp).
     void tiny_rows_enter(int lanes, Xbyak::Label &l_skip);
     void tiny_rows_leave(bool clear_flags, Xbyak::Label &l_skip);
     void tiny_rows_store(const Xbyak::Xmm &out, const Xbyak::Xmm &tmp, bool words);

@@ -5,8 +5,8 @@
 // row per register and fold 16 of them; here the rows stay in memory
 // order instead, and two-source permutes pair up elements of the same
 // row, halving the lanes per row at each step, until one vector holds a
-// vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 3 take
-// in-lane shuffles instead (tiny_rows3).
+// vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 2-4 take
+// in-lane shuffles instead (tiny_rows_in_lanes).
 #include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
 
@@ -106,7 +106,7 @@ bool inner_blocks_generator::tiny_rows_fit() const {
 }
 
 void inner_blocks_generator::tiny_rows() {
-    if (!is512() && cfg_.block_n == 3) return tiny_rows3();
+    if (!is512() && cfg_.block_n <= 4) return tiny_rows_in_lanes();
     // AVX-512 bf16/f16 permute and max the raw words (words); AVX2 widens
     // them to exact f32 values (vlen() lanes: load) and narrows the maxes
     // back (store).
@@ -302,17 +302,15 @@ void inner_blocks_generator::tiny_rows() {
     tiny_rows_leave(!words, l_skip);
 }
 
-// AVX2, rows of 3 (an RGB image's channels): a group of 8 rows is 24
-// elements, the rows of its halves (elements 0-11 and 12-23) in the two
-// 128-bit lanes of three registers A, B and C (4 elements of each half
-// in each). In-lane blends and shuffles then give three registers that
-// hold one element of each row per lane, in row order; their max is the
-// 8 outputs. 9 instructions a group and 16-byte loads that never split
-// a line, against 28 instructions by two-source permutes, which AVX2
-// builds from two one-source ones and a blend.
-void inner_blocks_generator::tiny_rows3() {
-    const int n = 3, lanes = vlen(), esz = ssz();
-    const Ymm a(0), b(1), c(2), x(3), y(4), t1(5), t2(6), t3(7);
+// AVX2, rows of 2-4: a group of 8 rows (n vectors of src) by in-lane
+// shuffles (vshufps, vblendps), which AVX2 has for two sources, where
+// tiny_rows() needs two one-source permutes and a blend a step. Rows of 3
+// (an RGB image's channels): 9 instructions a group against 28, and
+// 16-byte loads that never split a line; rows of 2 and 4: 4 and 10
+// against 8 and 24 (past the loads).
+void inner_blocks_generator::tiny_rows_in_lanes() {
+    const int n = cfg_.block_n, lanes = vlen(), esz = ssz();
+    const Ymm a(0), b(1), c(2), d(3), x(4), y(5), t(6), order(15);
     // v = elements [at, at + 4) in its low lane, [at + 12, at + 16) in its high one.
     auto load_halves = [&](const Ymm &v, int at) {
         const Address lo = ptr[reg_src + at * esz], hi = ptr[reg_src + (at + 12) * esz];
@@ -331,23 +329,55 @@ void inner_blocks_generator::tiny_rows3() {
             vcvtph2ps(v, vx);
         }
     };
-    Label l_skip, l_group;
+    auto vec = [&](int k) { return ptr[reg_src + k * lanes * esz]; };
+    Label l_order, l_code, l_skip, l_group;
+    if (n == 4) {
+        // The group's maxes come out as rows 0 2 4 6 | 1 3 5 7.
+        jmp(l_code, T_NEAR);
+        align(32);
+        L(l_order);
+        for (int i : {0, 4, 1, 5, 2, 6, 3, 7}) dd(uint32_t(i));
+        L(l_code);
+    }
     tiny_rows_enter(lanes, l_skip);
+    if (n == 4) vmovups(order, ptr[rip + l_order]);
     L(l_group);
-    load_halves(a, 0);  // per lane: rows 0 0 0 1
-    load_halves(b, 4);  //           1 1 2 2
-    load_halves(c, 8);  //           2 3 3 3
-    // Lane order = row order: [a0 a3 c0 c1], [a1 b0 b3 c2], [a2 b1 b2 c3].
-    vshufps(t1, a, c, 0x4c);
-    vblendps(x, a, b, 0x11);
-    vblendps(y, b, c, 0x44);
-    vshufps(t2, x, y, 0xb1);
-    vblendps(x, a, b, 0x22);
-    vblendps(y, b, c, 0x88);
-    vshufps(t3, x, y, 0xe6);
-    vmaxps(t1, t1, t2);
-    vmaxps(t1, t1, t3);
-    tiny_rows_store(t1, t2, false);
+    if (n == 2) {
+        load(a, vec(0), cfg_.src_dt);
+        load(b, vec(1), cfg_.src_dt);
+        vshufps(x, a, b, 0x88);  // elements 0 2 of each 4: rows 0 1 4 5 | 2 3 6 7
+        vshufps(y, a, b, 0xdd);  // elements 1 3
+        vmaxps(x, x, y);
+        vpermpd(x, x, 0xd8);  // row order
+    } else if (n == 3) {
+        load_halves(a, 0);  // per lane: rows 0 0 0 1
+        load_halves(b, 4);  //           1 1 2 2
+        load_halves(c, 8);  //           2 3 3 3
+        // Lane order = row order: [a0 a3 c0 c1], [a1 b0 b3 c2], [a2 b1 b2 c3].
+        vshufps(t, a, c, 0x4c);
+        vblendps(x, a, b, 0x11);
+        vblendps(y, b, c, 0x44);
+        vshufps(d, x, y, 0xb1);
+        vmaxps(t, t, d);
+        vblendps(x, a, b, 0x22);
+        vblendps(y, b, c, 0x88);
+        vshufps(d, x, y, 0xe6);
+        vmaxps(x, t, d);
+    } else {
+        // A row per 128-bit lane: vectors k hold rows 2k | 2k + 1. Pairs
+        // of elements first, then of rows.
+        for (int k = 0; k < 4; ++k) load(Ymm(k), vec(k), cfg_.src_dt);
+        for (int k = 0; k < 4; k += 2) {
+            vshufps(x, Ymm(k), Ymm(k + 1), 0x44);  // elements 0 1 of rows 2k, 2k + 2
+            vshufps(y, Ymm(k), Ymm(k + 1), 0xee);  // elements 2 3
+            vmaxps(Ymm(k), x, y);
+        }
+        vshufps(x, a, c, 0x88);
+        vshufps(y, a, c, 0xdd);
+        vmaxps(x, x, y);
+        vpermps(x, order, x);
+    }
+    tiny_rows_store(x, y, false);
     add(reg_src, lanes * n * esz);
     add(reg_dst, lanes * esz);
     sub(reg_nout, lanes);
