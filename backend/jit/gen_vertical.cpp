@@ -127,6 +127,14 @@ void vertical_generator::tile() {
             Label l_smaller;
             cmp(reg_rows, g);
             jl(l_smaller, T_NEAR);
+            if (cfg_.stream_dst) {
+                // Exactly g rows: this pass ends the tile.
+                Label l_more;
+                jne(l_more, T_NEAR);
+                last_pass(g, true);
+                jmp(l_fresh_done, T_NEAR);
+                L(l_more);
+            }
             pass(g, true);
             jmp(l_fresh_done, T_NEAR);
             L(l_smaller);

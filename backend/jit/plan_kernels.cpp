@@ -199,7 +199,10 @@ void choose_kernels(plan &P, isa_t isa) {
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
         choose_tile_prefetch(P, isa, from_memory, cfg);
-        cfg.stream_dst = P.rows.n < 16 && stream_dst(P);
+        // AVX2's 16-bit passes are bound by their instructions: streaming
+        // dst tied or lost there (plan_prefetch.cpp).
+        cfg.stream_dst = P.rows.n < 16 && (isa == isa_t::avx512_core || P.dt == data_type::f32)
+                && stream_dst(P);
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical) plan_fixed_tiles(P, isa, cfg);

@@ -83,8 +83,10 @@ bool fused_loads16(const plan &P, isa_t isa) {
 // 4 (16 MiB) 45-49 -> 65-72, rows of 7 53-59 -> 71; bf16 rows of 2 26-32
 // -> 39-43, rows of 4 (12.5 MiB) 53-59 -> 61-65; f32 rows of 3 (18.4 MiB)
 // tied. Tiles reducing 2 rows, f32 (25 MiB) 32-36 -> 39-51, bf16 30-32 ->
-// 38; 4 rows f32 44-53 -> 54-62, bf16 42-44 -> 51-54; 12 rows f32 61-67
-// -> 66-72; 8 rows tied. Below it, bf16 tiny rows of 2 at 4 MiB lost
+// 38; 4 rows f32 44-53 -> 54-62, bf16 42-44 -> 51-54; 8 rows f32 62 ->
+// 74-78, bf16 55 -> 61-63; 12 rows f32 61-67 -> 66-72. Capped to AVX2:
+// f32 2 rows 36-37 -> 40, 4 rows 57-59 -> 67, 8 rows tied; its 16-bit
+// passes tied (2 rows) or lost (4 rows 29-31 -> 27-28). Below it, bf16 tiny rows of 2 at 4 MiB lost
 // 57-62 -> 45-47 (dst stays in the caches from one call to the next
 // there, which streaming throws away); f32 rows of 4 at 1-10 MiB gained
 // 2-5 points, and bf16 rows of 3 and 5 (9-13 MiB) tied.
