@@ -202,7 +202,8 @@ TEST(JitPlan, TransposedOutputsPrefetchFromHalfTheL3) {
 
 // Large outputs stream (kernel_config::stream_dst) from half the L3's size
 // of src and dst together: tiny rows (dst a half to a seventh of src) and
-// tiles of under 16 rows, on either ISA; not longer rows, not 16 rows.
+// tiles of under 16 rows, on either ISA (but AVX2's 16-bit tiles); not
+// longer rows, not 16 rows.
 TEST(JitPlan, LargeOutputsStreamFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
@@ -224,6 +225,12 @@ TEST(JitPlan, LargeOutputsStreamFromHalfTheL3) {
         EXPECT_TRUE(streams({2, cols_at}, 0b01, isa));
         EXPECT_FALSE(streams({2, cols_at - 1}, 0b01, isa));
         EXPECT_FALSE(streams({16, cols_at}, 0b01, isa));
+        // AVX2's 16-bit tiles never (bound by their instructions): bf16,
+        // 6 bytes a column.
+        const plan bf16 = plan_on_two(
+                make_problem(data_type::bf16, {2, (half + 5) / 6}, 0b01), isa);
+        ASSERT_TRUE(bf16.code);
+        EXPECT_EQ(bf16.code->cfg.stream_dst, isa == isa_t::avx512_core);
     }
 }
 
