@@ -59,7 +59,8 @@ private:
     // tiny_rows' and tiny_rows_in_lanes' entry checks and way out (gen_inner_tiny.cpp).
     void tiny_rows_enter(int lanes, Xbyak::Label &l_skip);
     void tiny_rows_leave(bool clear_flags, Xbyak::Label &l_skip);
-    void tiny_rows_store(const Xbyak::Xmm &out, const Xbyak::Xmm &tmp, bool words);
+    void tiny_rows_store_and_next(const Xbyak::Xmm &out, const Xbyak::Xmm &tmp, bool words,
+            int lanes, Xbyak::Label &again);
     // exact: the NaN-aware max; words: the signed 16-bit max; else vmaxps.
     void fold(bool exact, bool words = false);
     bool raw_pairs() const;

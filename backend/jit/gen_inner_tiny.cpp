@@ -81,24 +81,33 @@ void inner_blocks_generator::tiny_rows_leave(bool clear_flags, Label &l_skip) {
     L(l_skip);
 }
 
-// A vector of outputs (16-bit words: raw bits) to reg_dst, exact: each
-// max is an input. With stream_dst, non-temporal where reg_dst is aligned
-// to the store (then every store of the call is: outputs advance by it).
-void inner_blocks_generator::tiny_rows_store(const Xmm &out, const Xmm &tmp, bool words) {
+// A vector of `lanes` outputs (16-bit words: raw bits) to reg_dst, exact:
+// each max is an input; then on to the next group (to `again`) while a
+// whole one is left. With stream_dst, non-temporal where reg_dst is
+// aligned to the store (then every store of the call is: outputs advance
+// by it).
+void inner_blocks_generator::tiny_rows_store_and_next(const Xmm &out, const Xmm &tmp,
+        bool words, int lanes, Label &again) {
     auto plain = [&] {
         if (words) vmovdqu16(ptr[reg_dst], out);
         else store(ptr[reg_dst], out, cfg_.src_dt, tmp);
     };
-    if (!cfg_.stream_dst) return plain();
     Label l_plain, l_stored;
-    test(reg_dst, (words ? vlen16() : vlen()) * ssz() - 1);
-    jnz(l_plain, T_NEAR);
-    if (words) vmovntdq(ptr[reg_dst], out);
-    else store_stream(ptr[reg_dst], out, cfg_.src_dt, tmp);
-    jmp(l_stored, T_NEAR);
+    if (cfg_.stream_dst) {
+        test(reg_dst, (words ? vlen16() : vlen()) * ssz() - 1);
+        jnz(l_plain, T_NEAR);
+        if (words) vmovntdq(ptr[reg_dst], out);
+        else store_stream(ptr[reg_dst], out, cfg_.src_dt, tmp);
+        jmp(l_stored, T_NEAR);
+    }
     L(l_plain);
     plain();
     L(l_stored);
+    add(reg_src, lanes * cfg_.block_n * ssz());
+    add(reg_dst, lanes * ssz());
+    sub(reg_nout, lanes);
+    cmp(reg_nout, lanes);
+    jge(again, T_NEAR);
 }
 
 bool inner_blocks_generator::tiny_rows_fit() const {
@@ -256,12 +265,7 @@ void inner_blocks_generator::tiny_rows() {
         return out;
     };
     auto store_and_next = [&](const Xmm &out, Label &again) {
-        tiny_rows_store(out, t, words);
-        add(reg_src, lanes * n * esz);
-        add(reg_dst, lanes * esz);
-        sub(reg_nout, lanes);
-        cmp(reg_nout, lanes);
-        jge(again, T_NEAR);
+        tiny_rows_store_and_next(out, t, words, lanes, again);
     };
     Label l_done;
     if (!words) {
@@ -377,12 +381,7 @@ void inner_blocks_generator::tiny_rows_in_lanes() {
         vmaxps(x, x, y);
         vpermps(x, order, x);
     }
-    tiny_rows_store(x, y, false);
-    add(reg_src, lanes * n * esz);
-    add(reg_dst, lanes * esz);
-    sub(reg_nout, lanes);
-    cmp(reg_nout, lanes);
-    jge(l_group, T_NEAR);
+    tiny_rows_store_and_next(x, y, false, lanes, l_group);
     test_invalid_flag();
     tiny_rows_leave(true, l_skip);
 }
