@@ -40,7 +40,8 @@ protected:
     // and eax.
     bool tiny_rows_fit() const;
     void tiny_rows();
-    // AVX2 rows of 2-4 (tiny_rows() hands them on): in-lane shuffles.
+    // AVX2 rows of 2-4 (tiny_rows() hands them on): in-lane shuffles
+    // (gen_inner_tiny_lanes.cpp).
     void tiny_rows_in_lanes();
 
     // AVX2, rows of block_n elements past whole vectors: the row's
