@@ -43,8 +43,21 @@ void vertical_reg_generator::enter(const Label &l_end, int full_cols, int lanes)
         mov(reg_rs3, ARG(ncols));
         sub(reg_rs3, full_cols);
         set_tail_mask(reg_rs3, lanes);
+    } else if (cfg_.partial_last) {
+        // Lanes [0, tail) of the mask from a row of 8 ones and 8 zeros.
+        mov(reg_rs3, full_cols + 8);
+        sub(reg_rs3, ARG(ncols));
+        lea(rax, ptr[rip + l_avx2_mask_]);
+        vmovups(avx2_mask(), ptr[rax + reg_rs3 * 4]);
     }
     lea(reg_rs3, ptr[reg_rs + reg_rs * 2]);
+}
+
+void vertical_reg_generator::avx2_mask_table() {
+    if (!cfg_.partial_last || is512()) return;
+    align(32);
+    L(l_avx2_mask_);
+    for (int i = 0; i < 16; ++i) dd(i < 8 ? 0xffffffffu : 0u);
 }
 
 void vertical_reg_generator::generate() {
@@ -63,8 +76,9 @@ void vertical_reg_generator::generate() {
         L(l_store);
         for (int i = 0; i < nv(); ++i) {
             const Address a = ptr[reg_dst + i * vlen() * dsz()];
-            if (masked(i)) store_tail(a, acc(i), cfg_.dst_dt, x(0));
-            else store(a, acc(i), cfg_.dst_dt, x(0));
+            if (!masked(i)) store(a, acc(i), cfg_.dst_dt, x(0));
+            else if (is512()) store_tail(a, acc(i), cfg_.dst_dt, x(0));
+            else vmaskmovps(a, avx2_mask(), acc(i));  // f32
         }
         add(reg_src, ARG(outer_src_stride));
         add(reg_dst, ARG(outer_dst_stride));
@@ -75,6 +89,7 @@ void vertical_reg_generator::generate() {
     vzeroupper();
     fp_env_leave();
     ret();
+    avx2_mask_table();
 }
 
 void vertical_reg_generator::rows(const std::function<void(int, bool)> &take,
@@ -133,8 +148,14 @@ void vertical_reg_generator::rows_flagged() {
     rows([&](int set, bool) {
                 for (int i = 0; i < nv(); ++i) {
                     const Xmm a = acc(i, set);
-                    if (masked(i)) vmaxps(a | k_tail_, a, row(set, i));
-                    else vmaxps(a, a, row(set, i));
+                    if (!masked(i)) {
+                        vmaxps(a, a, row(set, i));
+                    } else if (is512()) {
+                        vmaxps(a | k_tail_, a, row(set, i));
+                    } else {
+                        vmaskmovps(x(i), avx2_mask(), row(set, i));
+                        vmaxps(a, a, x(i));  // lanes past the columns: junk, not stored
+                    }
                 }
             },
             [&](const Xmm &a, const Xmm &b) { vmaxps(a, a, b); },

@@ -2,8 +2,8 @@
 // blocks in gen_vertical_fixed.cpp): few columns (at most 16 vectors), the
 // whole column block in registers while every row streams past, so no dst
 // round trip per row. ncols must be in ((unroll - 1) * vlen, unroll *
-// vlen]; AVX2 also needs a whole number of 8-lane vectors (no masked loads
-// there).
+// vlen]; AVX2 also needs a whole number of 8-lane vectors, but for f32
+// with kernel_config::partial_last (its last vector by vmaskmovps).
 #pragma once
 
 #include <functional>
@@ -32,6 +32,10 @@ private:
     // the general loop's tail mask (the columns past full_cols, in lanes
     // of a vector) and reg_rs3.
     void enter(const Label &l_end, int full_cols, int lanes);
+    // AVX2 partial_last: the rows enter() loads avx2_mask() from, emitted
+    // after the code.
+    Label l_avx2_mask_;
+    void avx2_mask_table();
 
     int nv() const { return cfg_.unroll; }
     // Accumulator sets: consecutive rows go to different sets, so that the
@@ -47,11 +51,15 @@ private:
     Xmm acc(int i, int set = 0) const { return vmm(set * nv() + i); }
     Xmm x(int i) const { return is512() ? vmm(16 + i) : vmm(8 + i % 4); }
     Xmm tmp(int i) const { return is512() ? vmm(16 + i) : vmm(12 + i % 4); }
-    bool masked(int i) const { return is512() && i == nv() - 1; }
+    bool masked(int i) const { return (is512() || cfg_.partial_last) && i == nv() - 1; }
+    // AVX2 with partial_last: the last vector's lanes (all ones in the
+    // columns it holds), past the accumulators (nv() < 8, plan_kernels.cpp).
+    Xmm avx2_mask() const { return vmm(7); }
 
     void ld(int i, const Xmm &v, const Address &a, data_type dt) {
-        if (masked(i)) load_tail(v, a, dt);
-        else load(v, a, dt);
+        if (!masked(i)) load(v, a, dt);
+        else if (is512()) load_tail(v, a, dt);
+        else vmaskmovps(v, avx2_mask(), a);  // f32; lanes past the columns 0, unread
     }
 
     // Vector i of row `set` past reg_row (reg_rs3 holds 3 * row stride).
@@ -79,8 +87,9 @@ private:
     // masked compares this replaced (one per two rows' vectors, as the
     // tiles had) held channels-last 32x64x56x56 axes 2,3 on Zen 4 at
     // 85-88% of the roofline, 99% without (from memory, 196 MiB, they
-    // were 2-3 points ahead: 102% against 99-100%). AVX2 (whole vectors
-    // only, plan_kernels.cpp) had the NaN-aware max itself.
+    // were 2-3 points ahead: 102% against 99-100%). AVX2 had the NaN-aware
+    // max itself; with partial_last its last vector goes through a
+    // vmaskmovps load (unread lanes 0) before the max.
     void rows_flagged();
 
     // --- bf16/f16 (jit_generator::raw16()): raw 16-bit bits ---

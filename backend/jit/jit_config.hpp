@@ -64,6 +64,10 @@ struct kernel_config {
     // (gen_vertical_fixed.cpp); other calls run the general loop.
     int block_rows = 0;
     int block_cols = 0;
+    // vert_reg, AVX2 f32: the columns are not a whole number of vectors;
+    // the last vector is read and written by vmaskmovps (AVX-512 masks its
+    // last vector always).
+    bool partial_last = false;
     // inner tiny rows, and vert_tile's passes that end a tile: dst written
     // with non-temporal stores where it is aligned to them (plan_prefetch.cpp,
     // stream_dst).
@@ -72,7 +76,7 @@ struct kernel_config {
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
                 prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols,
-                stream_dst);
+                partial_last, stream_dst);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -94,6 +98,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.prefetch_l1_bytes));
         mix(static_cast<size_t>(c.block_rows));
         mix(static_cast<size_t>(c.block_cols));
+        mix(static_cast<size_t>(c.partial_last));
         mix(static_cast<size_t>(c.stream_dst));
         return h;
     }

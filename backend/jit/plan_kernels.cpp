@@ -162,9 +162,19 @@ void choose_kernels(plan &P, isa_t isa) {
     if (P.kind == plan_kind::vertical) {
         const int vl = isa == isa_t::avx512_core ? 16 : 8;
         const int max_vecs = isa == isa_t::avx512_core ? 16 : 8;
-        if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0)) {
+        // AVX2 f32 also takes columns past whole vectors, up to 7 vectors
+        // (the last one's mask in the eighth accumulator's register),
+        // where a slice went a tile call each, its last vector's columns
+        // one at a time. Capped to AVX2 on Zen 4, NCHW reducing H, %
+        // of the roofline: 14x14 maps 33 -> 78, 28x28 58 -> 79; 7x7 12 ->
+        // 15 (the general loop's cost a slice, which AVX-512's fixed
+        // blocks avoid).
+        const bool avx2_partial = vl == 8 && P.dt == data_type::f32 && P.jd.n % vl != 0
+                && P.jd.n < 7 * vl;
+        if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0 || avx2_partial)) {
             cfg.family = family_t::vert_reg;
             cfg.unroll = static_cast<int>((P.jd.n + vl - 1) / vl);
+            cfg.partial_last = avx2_partial;
             cfg.fused16 = fused_columns16(P, isa);
             P.out_align = P.jd.n;  // the kernel takes whole column groups
             if (fixed_block(P, isa)) {
