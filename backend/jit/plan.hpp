@@ -135,11 +135,11 @@ struct plan {
     // it. 0: none.
     int64_t tile_scratch_bytes = 0;
 
-    // vertical with a transposed output (run_range, transpose.hpp): each
-    // chunk's transposes prefetch for writing the dst lines of the next
-    // chunk at the same place. Set from half the L3's size
-    // (plan_kernels.cpp).
-    bool prefetch_transposed = false;
+    // vertical with a transposed output (run_range, transpose.hpp): the
+    // transposes store dst's lines non-temporally where they are aligned,
+    // else prefetch for writing the lines of the next chunk at the same
+    // place. Set from half the L3's size (plan_kernels.cpp).
+    bool stream_transposed = false;
 
     const char *name = "";  // static storage
 };

@@ -263,14 +263,15 @@ void choose_kernels(plan &P, isa_t isa) {
     }
     if (P.two_level && dst_dense_in_flat_order(P))
         P.combine_code = get_code(tile_config(isa, P.dt, false));
-    // Transposed outputs prefetch their next chunk's dst lines from half
-    // the L3's size on; below it the prefetches cost more than the misses
-    // they save. Zen 4, channels-last src reducing N into NCHW, ab_builds
+    // Transposed outputs stream their dst lines (where aligned; else they
+    // prefetch the next chunk's) from half the L3's size on; below it the
+    // prefetches cost more than the misses they save, and streaming
+    // would push dst out of the caches (transpose.hpp). Zen 4, channels-last src reducing N into NCHW, ab_builds
     // with two copies of each build, per-round medians of the ratio to the
     // roofline, with -> without: f32 2x128x56x56 (3.2 MB) 35-38 -> 39-40%,
     // 4x64x28x28 50-52 -> 55%, f16 16x64x32x32 66-69 -> 69-70%; f32
     // 32x64x56x56 (25.7 MB) 76-81 -> 72-81%, 3 runs (session 20).
-    P.prefetch_transposed = P.kind == plan_kind::vertical && P.njsub > 1
+    P.stream_transposed = P.kind == plan_kind::vertical && P.njsub > 1
             && prefetch_src(P.src_bytes, streams::many_16bit_far);
 }
 

@@ -1,6 +1,8 @@
 // run_range.hpp: the kernel calls for a range of outputs.
 #include "backend/jit/run_range.hpp"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -234,15 +236,15 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
                 const int64_t c = std::min<int64_t>(cnt - c0, tile);
                 run_reduction(P, D.fn, s + c0 * P.jd.ss, buf, c, D.dsz, R, scratch, &modes);
                 if (by_transpose && (j + c0) % cn == 0 && c % cn == 0) {
-                    const int64_t next =
-                            P.prefetch_transposed ? std::min<int64_t>(cnt - c0 - c, tile) : 0;
+                    const bool far = P.stream_transposed;
+                    const int64_t next = far ? std::min<int64_t>(cnt - c0 - c, tile) : 0;
                     const int lanes = P.isa == isa_t::avx512_core ? 16 : 8;
                     if (D.dsz == 4)
                         transpose_store_f32(reinterpret_cast<const float *>(buf), c / cn, cn,
-                                d + (j + c0) / cn * 4, P.jsub[1].ds, lanes, next / cn);
+                                d + (j + c0) / cn * 4, P.jsub[1].ds, lanes, next / cn, far);
                     else
                         transpose_store_16(reinterpret_cast<const uint16_t *>(buf), c / cn,
-                                cn, d + (j + c0) / cn * 2, P.jsub[1].ds, lanes, next / cn);
+                                cn, d + (j + c0) / cn * 2, P.jsub[1].ds, lanes, next / cn, far);
                 } else if (D.sub) {
                     scatter_sub(P, d, buf, D.dsz, j + c0, c);
                 } else {
@@ -251,6 +253,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
                 }
             }
         }
+        if (P.stream_transposed) _mm_sfence();  // the streamed lines before the join
         b += cnt;
         j = 0;
         for (int k = P.nouter - 1; k >= 0; --k) {

@@ -178,9 +178,9 @@ TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
 }
 
 // Transposed outputs (channels-last src reducing N into an NCHW dst)
-// prefetch the next chunk's dst lines from half the L3's size on
-// (plan::prefetch_transposed), on every ISA; dense outputs never.
-TEST(JitPlan, TransposedOutputsPrefetchFromHalfTheL3) {
+// stream dst's lines (or prefetch the next chunk's) from half the L3's size on
+// (plan::stream_transposed), on every ISA; dense outputs never.
+TEST(JitPlan, TransposedOutputsStreamFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
     const int64_t n_half = (l3 / 2 + (int64_t(1) << 20) - 1) >> 20;  // N x 1 MiB of f32
@@ -192,12 +192,12 @@ TEST(JitPlan, TransposedOutputsPrefetchFromHalfTheL3) {
     const plan at = make(n_half, true);
     ASSERT_EQ(at.kind, plan_kind::vertical);
     ASSERT_GT(at.njsub, 1);  // columns scattered in dst
-    EXPECT_TRUE(at.prefetch_transposed);
+    EXPECT_TRUE(at.stream_transposed);
     const plan below = make(n_half - 1, true);
     ASSERT_GT(below.njsub, 1);
-    EXPECT_FALSE(below.prefetch_transposed);
-    EXPECT_FALSE(make(4, true).prefetch_transposed);
-    EXPECT_FALSE(make(n_half, false).prefetch_transposed);
+    EXPECT_FALSE(below.stream_transposed);
+    EXPECT_FALSE(make(4, true).stream_transposed);
+    EXPECT_FALSE(make(n_half, false).stream_transposed);
 }
 
 // Large outputs stream (kernel_config::stream_dst) from half the L3's size
