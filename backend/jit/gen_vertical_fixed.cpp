@@ -14,7 +14,7 @@ using namespace Xbyak;
 
 int vertical_reg_generator::fixed_width() const {
     const int bytes = cfg_.block_cols * ssz();
-    return bytes <= 16 ? 16 : bytes <= 32 ? 32 : 64;
+    return bytes <= 16 ? 16 : bytes <= 32 || !is512() ? 32 : 64;
 }
 
 int vertical_reg_generator::fixed_vectors() const {
@@ -55,19 +55,23 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     jne(general, T_NEAR);
     const int lanes = fixed_width() / ssz();
     const int tail = cfg_.block_cols - (fixed_vectors() - 1) * lanes;
-    mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
-    kmovd(k_tail_, eax);
+    if (is512()) {
+        mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
+        kmovd(k_tail_, eax);
+    } else {
+        vmovups(fixed_mask(), ptr[rip + l_avx2_mask_ + (8 - tail) * 4]);
+    }
     Label l_slice, l_done;
     lea(r11, ptr[reg_rs + reg_rs * 2]);
     // Groups of up to fixed_group_max vectors: the full ones in a loop
     // (reg_fixed_cnt), then the rest, which holds the masked vector if any.
     const int nvec = fixed_vectors();
-    int groups = nvec / fixed_group_max, rest = nvec % fixed_group_max;
+    int groups = nvec / fixed_group_max(), rest = nvec % fixed_group_max();
     if (rest == 0) {
         --groups;
-        rest = fixed_group_max;
+        rest = fixed_group_max();
     }
-    const int group_bytes = fixed_group_max * fixed_width();
+    const int group_bytes = fixed_group_max() * fixed_width();
     auto bases = [&] {
         if (R > 4) lea(r8, ptr[reg_src + reg_rs * 4]);
         if (R > 8) lea(r9, ptr[r8 + reg_rs * 4]);
@@ -85,7 +89,7 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
             mov(reg_fixed_cnt, groups);
             L(l_group);
             bases();
-            group(fixed_group_max, false);
+            group(fixed_group_max(), false);
             add(reg_src, group_bytes);
             add(reg_dst, group_bytes);
             dec(reg_fixed_cnt);
@@ -119,27 +123,41 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
 
 void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
     const int w = fixed_width();
-    auto tail_vec = [&](int i) { return masked_last && i == nvec - 1; };
+    const int last = cfg_.block_rows - 1;
+    // AVX2 reads a row before the last whole where that ends inside the
+    // next row, as the 16-bit blocks do (fixed_group16): a NaN in its junk
+    // lanes only sends the call to the general loop; vmaskmovps, slow on
+    // Zen 4, takes the other rows.
+    const bool whole = w <= 2 * cfg_.block_cols * ssz();
+    auto tail_vec = [&](int i, int r = 0) {
+        return masked_last && i == nvec - 1 && (is512() || r == last || !whole);
+    };
     auto a = [&](int r, int i) { return fw((r % 2) * nvec + i); };
     for (int r = 0; r < cfg_.block_rows; ++r) {
         for (int i = 0; i < nvec; ++i) {
             const Address src = fixed_row(r, i * w);
             const Xmm v = a(r, i);
-            if (r < 2) {
-                if (tail_vec(i)) vmovups(v | k_tail_ | T_z, src);
-                else vmovups(v, src);
-            } else {
-                if (tail_vec(i)) vmaxps(v | k_tail_, v, src);
+            if (!tail_vec(i, r)) {
+                if (r < 2) vmovups(v, src);
                 else vmaxps(v, v, src);
+            } else if (is512()) {
+                if (r < 2) vmovups(v | k_tail_ | T_z, src);
+                else vmaxps(v | k_tail_, v, src);
+            } else if (r < 2) {
+                vmaskmovps(v, fixed_mask(), src);  // lanes past the columns 0, unread
+            } else {
+                vmaskmovps(fixed_temp(), fixed_mask(), src);
+                vmaxps(v, v, fixed_temp());
             }
         }
     }
     for (int i = 0; i < nvec; ++i) {
-        // Junk lanes are zero on both sides: no flag, never stored.
+        // Junk lanes are never stored (AVX-512: zero on both sides, no flag).
         vmaxps(a(0, i), a(0, i), a(1, i));
         const Address d = ptr[reg_dst + i * w];
-        if (tail_vec(i)) vmovups(d | k_tail_, a(0, i));
-        else vmovups(d, a(0, i));
+        if (!tail_vec(i, last)) vmovups(d, a(0, i));
+        else if (is512()) vmovups(d | k_tail_, a(0, i));
+        else vmaskmovps(d, fixed_mask(), a(0, i));
     }
 }
 

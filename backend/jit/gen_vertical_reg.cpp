@@ -54,7 +54,7 @@ void vertical_reg_generator::enter(const Label &l_end, int full_cols, int lanes)
 }
 
 void vertical_reg_generator::avx2_mask_table() {
-    if (!cfg_.partial_last || is512()) return;
+    if (!avx2_masks()) return;
     align(32);
     L(l_avx2_mask_);
     for (int i = 0; i < 16; ++i) dd(i < 8 ? 0xffffffffu : 0u);

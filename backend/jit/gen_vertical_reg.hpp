@@ -32,10 +32,11 @@ private:
     // the general loop's tail mask (the columns past full_cols, in lanes
     // of a vector) and reg_rs3.
     void enter(const Label &l_end, int full_cols, int lanes);
-    // AVX2 partial_last: the rows enter() loads avx2_mask() from, emitted
-    // after the code.
+    // AVX2 partial_last or fixed blocks: the rows their masks load from
+    // (8 lanes of ones, 8 of zeros), emitted after the code.
     Label l_avx2_mask_;
     void avx2_mask_table();
+    bool avx2_masks() const { return !is512() && (cfg_.partial_last || fixed()); }
 
     int nv() const { return cfg_.unroll; }
     // Accumulator sets: consecutive rows go to different sets, so that the
@@ -149,11 +150,16 @@ private:
     // fixed_group_max vectors. Other calls jump to `general` with the
     // registers as on entry.
     // f32 blocks fit the general loop, which redoes a call that met a NaN.
+    // AVX2 (f32 only): vectors of up to 32 bytes, groups of up to 6, the
+    // last vector by vmaskmovps under fixed_mask().
     bool fixed() const {
-        return is512() && cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt
-                && (raw16() || cfg_.block_cols <= nv() * vlen());
+        return (is512() || !raw16()) && cfg_.block_rows > 1 && cfg_.block_cols > 0
+                && cfg_.src_dt == cfg_.dst_dt && (raw16() || cfg_.block_cols <= nv() * vlen());
     }
-    static constexpr int fixed_group_max = 8;
+    int fixed_group_max() const { return is512() ? 8 : 6; }
+    // AVX2: the masked vector's lanes, and a register to load it into.
+    Xmm fixed_mask() const { return fw(15); }
+    Xmm fixed_temp() const { return fw(14); }
     const Reg64 reg_fixed_cnt = rbx;  // groups left in the slice (saved)
     void fixed_entry(const Label &general);
     // The block's vectors: their width in bytes and count; whether vector

@@ -26,8 +26,9 @@ constexpr int64_t chunk_cols_max = 511;
 // H: 64x2048x7x7 f32 70-72 -> 89-100, bf16 23-36 -> 75-85, f16 23-39 ->
 // 56-87; 256x256x9x9 f32 50-52 -> 71-109, bf16 30-45 -> 57-75, f16 28-46
 // -> 55-57; 64x1024x10x5 f32 28 -> 63, 16-bit 15 -> 34.
+// (AVX2: f32 only, whose masked vector vmaskmovps takes.)
 bool fixed_block(const plan &P, isa_t isa, int64_t max_bytes = 512) {
-    return isa == isa_t::avx512_core && P.rows.n >= 2 && P.rows.n <= 16
+    return (isa == isa_t::avx512_core || P.dt == data_type::f32) && P.rows.n >= 2 && P.rows.n <= 16
             && P.jd.n * P.esz <= max_bytes && P.rows.ss >= P.jd.n * P.esz;
 }
 
@@ -167,8 +168,8 @@ void choose_kernels(plan &P, isa_t isa) {
         // where a slice went a tile call each, its last vector's columns
         // one at a time. Capped to AVX2 on Zen 4, NCHW reducing H, %
         // of the roofline: 14x14 maps 33 -> 78, 28x28 58 -> 79; 7x7 12 ->
-        // 15 (the general loop's cost a slice, which AVX-512's fixed
-        // blocks avoid).
+        // 15 (the general loop's cost a slice), 64-66 with AVX2's f32
+        // fixed blocks (fixed_block).
         const bool avx2_partial = vl == 8 && P.dt == data_type::f32 && P.jd.n % vl != 0
                 && P.jd.n < 7 * vl;
         if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0 || avx2_partial)) {

@@ -97,7 +97,9 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     };
     using rc = std::pair<int, int>;
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), z ? rc(7, 7) : rc(0, 0));
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), z ? rc(14, 14) : rc(0, 0));
+    // AVX2: f32 only (its masked vector by vmaskmovps), up to 8 vectors.
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), rc(14, 14));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 128}, 0b0100))), z ? rc(16, 128) : rc(0, 0));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 128, 28, 28}, 0b0100))), rc(0, 0));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 129}, 0b0100))).first, 0);
