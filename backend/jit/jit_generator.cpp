@@ -58,20 +58,36 @@ void jit_generator::load_bcast(const Xmm &v, const Address &a, data_type dt,
     }
 }
 
+// v's bf16/f16 values (f32 lanes that came from dt: exact) narrowed into
+// the low half of tmp, which it returns.
+Xmm jit_generator::narrow16(const Xmm &v, data_type dt, const Xmm &tmp) {
+    const Xmm half = is512() ? Xmm(Ymm(tmp.getIdx())) : Xmm(tmp.getIdx());
+    if (dt != data_type::bf16) {
+        vcvtps2ph(half, v, cvt_round_mxcsr);
+        return half;
+    }
+    vpsrld(tmp, v, 16);  // the low halves are zero (values came from bf16)
+    if (is512()) {
+        vpmovdw(half, tmp);
+    } else {
+        const Ymm t(tmp.getIdx());
+        vpackusdw(t, t, t);  // per 128-bit lane: a0..3 a0..3 | a4..7 a4..7
+        vpermq(t, t, 0x08);  // qwords 0 and 2 to the low half
+    }
+    return half;
+}
+
 void jit_generator::store(const Address &a, const Xmm &v, data_type dt,
         const Xmm &tmp) {
     switch (dt) {
         case data_type::f32: vmovups(a, v); break;
         case data_type::bf16:
-            // The low halves are zero (values came from bf16): exact.
-            vpsrld(tmp, v, 16);
+            // AVX-512 narrows straight into memory (exact, as narrow16).
             if (is512()) {
+                vpsrld(tmp, v, 16);
                 vpmovdw(a, tmp);
             } else {
-                const Ymm t(tmp.getIdx());
-                vpackusdw(t, t, t);  // per 128-bit lane: a0..3 a0..3 | a4..7 a4..7
-                vpermq(t, t, 0x08);  // qwords 0 and 2 to the low half
-                vmovdqu(a, Xmm(tmp.getIdx()));
+                vmovdqu(a, narrow16(v, dt, tmp));
             }
             break;
         default: vcvtps2ph(a, v, cvt_round_mxcsr); break;
@@ -80,23 +96,8 @@ void jit_generator::store(const Address &a, const Xmm &v, data_type dt,
 
 void jit_generator::store_stream(const Address &a, const Xmm &v, data_type dt,
         const Xmm &tmp) {
-    // The narrowed lanes: half a vector register.
-    const Xmm half = is512() ? Xmm(Ymm(tmp.getIdx())) : Xmm(tmp.getIdx());
-    switch (dt) {
-        case data_type::f32: vmovntps(a, v); return;
-        case data_type::bf16:
-            vpsrld(tmp, v, 16);  // exact, as in store
-            if (is512()) {
-                vpmovdw(Ymm(tmp.getIdx()), tmp);
-            } else {
-                const Ymm t(tmp.getIdx());
-                vpackusdw(t, t, t);
-                vpermq(t, t, 0x08);
-            }
-            break;
-        default: vcvtps2ph(half, v, cvt_round_mxcsr); break;
-    }
-    vmovntdq(a, half);
+    if (dt == data_type::f32) vmovntps(a, v);
+    else vmovntdq(a, narrow16(v, dt, tmp));
 }
 
 void jit_generator::store_tail(const Address &a, const Xmm &v, data_type dt,

@@ -80,6 +80,8 @@ protected:
     // vector's bytes of dt, which a must be aligned to); v kept, tmp clobbered.
     void store_stream(const Xbyak::Address &a, const Xbyak::Xmm &v, data_type dt,
             const Xbyak::Xmm &tmp);
+    // bf16/f16: v's lanes narrowed into tmp's low half (returned), exact.
+    Xbyak::Xmm narrow16(const Xbyak::Xmm &v, data_type dt, const Xbyak::Xmm &tmp);
     // AVX-512 only: stores the lanes in k_tail_.
     void store_tail(const Xbyak::Address &a, const Xbyak::Xmm &v,
             data_type dt, const Xbyak::Xmm &tmp);
