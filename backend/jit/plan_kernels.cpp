@@ -206,14 +206,11 @@ void choose_kernels(plan &P, isa_t isa) {
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n >= 2))
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
-        cfg.stream_dst = inner_tiny_rows(isa, P.dt, cfg.block_n) && stream_dst(P);
+        cfg.stream_dst = stream_dst(P, isa, cfg);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);
         choose_tile_prefetch(P, isa, from_memory, cfg);
-        // AVX2's 16-bit passes are bound by their instructions: streaming
-        // dst tied or lost there (plan_prefetch.cpp).
-        cfg.stream_dst = P.rows.n < 16 && (isa == isa_t::avx512_core || P.dt == data_type::f32)
-                && stream_dst(P);
+        cfg.stream_dst = stream_dst(P, isa, cfg);
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical) plan_fixed_tiles(P, isa, cfg);
@@ -266,8 +263,9 @@ void choose_kernels(plan &P, isa_t isa) {
         P.combine_code = get_code(tile_config(isa, P.dt, false));
     // Transposed outputs stream their dst lines (where aligned; else they
     // prefetch the next chunk's) from half the L3's size on; below it the
-    // prefetches cost more than the misses they save, and streaming
-    // would push dst out of the caches (transpose.hpp). Zen 4, channels-last src reducing N into NCHW, ab_builds
+    // prefetches cost more than the misses they save, and streaming would
+    // push dst out of the caches (transpose.hpp). Zen 4, channels-last src
+    // reducing N into NCHW, prefetching, ab_builds
     // with two copies of each build, per-round medians of the ratio to the
     // roofline, with -> without: f32 2x128x56x56 (3.2 MB) 35-38 -> 39-40%,
     // 4x64x28x28 50-52 -> 55%, f16 16x64x32x32 66-69 -> 69-70%; f32

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backend/jit/generators.hpp"
 #include "backend/jit/isa.hpp"
 
 namespace crest::impl::jit {
@@ -74,7 +75,7 @@ bool fused_loads16(const plan &P, isa_t isa) {
     return P.rows.n >= 16 && fused_columns16(P, isa);
 }
 
-// Tiny rows write a dst of a half to a seventh of src's size, tiles of
+// Tiny rows write a dst of a half to a 16th of src's size, tiles of
 // under 16 rows one of a 15th or more. From half the L3's size of both
 // together (where they stream from memory in the machine's slower state),
 // non-temporal stores save reading each dst line before writing it. Zen
@@ -86,12 +87,17 @@ bool fused_loads16(const plan &P, isa_t isa) {
 // 38; 4 rows f32 44-53 -> 54-62, bf16 42-44 -> 51-54; 8 rows f32 62 ->
 // 74-78, bf16 55 -> 61-63; 12 rows f32 61-67 -> 66-72. Capped to AVX2:
 // f32 2 rows 36-37 -> 40, 4 rows 57-59 -> 67, 8 rows tied; its 16-bit
-// passes tied (2 rows) or lost (4 rows 29-31 -> 27-28). Below it, bf16 tiny rows of 2 at 4 MiB lost
-// 57-62 -> 45-47 (dst stays in the caches from one call to the next
-// there, which streaming throws away); f32 rows of 4 at 1-10 MiB gained
-// 2-5 points, and bf16 rows of 3 and 5 (9-13 MiB) tied.
-bool stream_dst(const plan &P) {
-    return prefetch_src(P.src_bytes + P.n_out * P.esz, streams::many_16bit_far);
+// passes, bound by their instructions, tied (2 rows) or lost (4 rows
+// 29-31 -> 27-28), so they never stream. Below half the L3, bf16 tiny
+// rows of 2 at 4 MiB lost 57-62 -> 45-47 (dst stays in the caches from
+// one call to the next there, which streaming throws away); f32 rows of 4
+// at 1-10 MiB gained 2-5 points, and bf16 rows of 3 and 5 (9-13 MiB) tied.
+bool stream_dst(const plan &P, isa_t isa, const kernel_config &cfg) {
+    const bool large_dst = cfg.family == family_t::inner
+            ? inner_tiny_rows(isa, P.dt, cfg.block_n)
+            : cfg.family == family_t::vert_tile && P.rows.n < 16
+                    && (isa == isa_t::avx512_core || P.dt == data_type::f32);
+    return large_dst && prefetch_src(P.src_bytes + P.n_out * P.esz, streams::many_16bit_far);
 }
 
 namespace {

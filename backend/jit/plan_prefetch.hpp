@@ -25,9 +25,10 @@ bool fused_columns16(const plan &P, isa_t isa);
 // AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16).
 bool fused_loads16(const plan &P, isa_t isa);
 
-// Whether kernels that write a dst of a large part of src's size (inner
-// tiny rows, tiles of under 16 rows) stream it (kernel_config::stream_dst).
-bool stream_dst(const plan &P);
+// Whether the kernel of config cfg (its family and block_n set) streams
+// dst (kernel_config::stream_dst): those that write a dst of a large part
+// of src's size (inner tiny rows, tiles of under 16 rows).
+bool stream_dst(const plan &P, isa_t isa, const kernel_config &cfg);
 
 // How a vertical tile (cfg, from tile_config) prefetches: the first rule
 // that fits.
