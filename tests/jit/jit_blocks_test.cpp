@@ -53,9 +53,7 @@ protected:
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
         guarded src(outs * n * es), dst_buf(outs * es + 128);
-        uint8_t *const dst = dst_offset < 0 ? dst_buf.data()
-                : dst_buf.data() + (64 - reinterpret_cast<uintptr_t>(dst_buf.data()) % 64) % 64
-                        + dst_offset;
+        uint8_t *const dst = dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
         std::mt19937 rng(seed);
         for (int64_t i = 0; i < outs * n; ++i) {
             uint32_t b = random_bits(dt(), rng, false);

@@ -66,9 +66,7 @@ protected:
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());
         guarded src(n_outer * slice * es), dst_buf(n_outer * ncols * es + 128);
-        uint8_t *const dst = dst_offset < 0 ? dst_buf.data()
-                : dst_buf.data() + (64 - reinterpret_cast<uintptr_t>(dst_buf.data()) % 64) % 64
-                        + dst_offset;
+        uint8_t *const dst = dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
         std::mt19937 rng(seed);
         for (int64_t i = 0; i < n_outer * slice; ++i) {
             const uint32_t bits = random_bits(dt(), rng, false);

@@ -28,6 +28,12 @@ constexpr uint8_t dst_fill = 0x7B;  // not NaN in any dtype
 
 inline size_t esize(data_type dt) { return dt == data_type::f32 ? 4 : 2; }
 
+// p rounded up to a 64-byte boundary, then `offset` bytes on: a buffer
+// of 63 + offset bytes more than its data holds the data there.
+inline uint8_t *past_line(uint8_t *p, int offset) {
+    return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64 + offset;
+}
+
 // Bytes with guards on both sides; data() points past the front guard.
 class guarded {
 public:

@@ -29,12 +29,11 @@ protected:
                 + std::to_string(offset) + " stream=" + std::to_string(stream));
         std::mt19937 rng(uint32_t(m * 131 + cn * 7 + offset));
         std::vector<uint8_t> buf(size_t(m * cn) * esz + 64);
-        uint8_t *const b = buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+        uint8_t *const b = past_line(buf.data(), 0);
         for (int64_t i = 0; i < m * cn * int64_t(esz); ++i) b[i] = uint8_t(rng());
         const int64_t dst_bytes = (cn - 1) * c_stride + (m + next_m) * int64_t(esz);
         guarded dst_buf(size_t(dst_bytes + 128), 0xa5);
-        uint8_t *const d = dst_buf.data()
-                + (64 - reinterpret_cast<uintptr_t>(dst_buf.data()) % 64) % 64 + offset;
+        uint8_t *const d = past_line(dst_buf.data(), offset);
         if (esz == 4)
             transpose_store_f32(reinterpret_cast<const float *>(b), m, cn,
                     reinterpret_cast<char *>(d), c_stride, lanes(), next_m, stream);
