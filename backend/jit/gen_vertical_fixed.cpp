@@ -58,7 +58,7 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     if (is512()) {
         mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
         kmovd(k_tail_, eax);
-    } else {
+    } else if (!raw16()) {
         vmovups(fixed_mask(), ptr[rip + l_avx2_mask_ + (8 - tail) * 4]);
     }
     Label l_slice, l_done;
@@ -164,27 +164,39 @@ void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
 void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
     const int w = fixed_width(), last = cfg_.block_rows - 1;
     auto tail_vec = [&](int i) { return masked_last && i == nvec - 1; };
+    // AVX-512: statistics of up to 8 vectors in zmm0-23; AVX2: of up to 4
+    // in ymm0-11 (its constants in 12-13).
+    const int n = fixed_group_max();
     auto s = [&](int i) { return fw(i); };
-    auto u = [&](int i) { return fw(8 + i); };
-    auto m = [&](int i) { return fw(16 + i); };
-    const Xmm t = fw(29);
+    auto u = [&](int i) { return fw(n + i); };
+    auto m = [&](int i) { return fw(2 * n + i); };
+    const Xmm t = fw(is512() ? 29 : 15);
     // A row's whole vector ends inside the next row only where it is at
     // most twice the columns' bytes (rows at least their columns apart):
-    // narrower blocks (3 columns or fewer in an xmm) mask every row.
+    // narrower blocks (3 columns or fewer in an xmm) mask every row on
+    // AVX-512 and take no fixed blocks on AVX2 (plan_kernels.cpp).
     const bool whole = w <= 2 * cfg_.block_cols * ssz();
+    auto load_whole = [&](const Xmm &x, const Address &a) {
+        if (is512()) vmovdqu32(x, a);
+        else vmovdqu(x, a);
+    };
     for (int i = 0; i < nvec; ++i) {
         if (tail_vec(i) && !whole) vmovdqu16(s(i) | k_tail_ | T_z, fixed_row(0, i * w));
-        else vmovdqu32(s(i), fixed_row(0, i * w));
-        vmovdqa32(u(i), s(i));
-        vmovdqa32(m(i), s(i));
+        else load_whole(s(i), fixed_row(0, i * w));
+        copy16(u(i), s(i));
+        copy16(m(i), s(i));
     }
     for (int r = 1; r <= last; ++r) {
         for (int i = 0; i < nvec; ++i) {
             const Address src = fixed_row(r, i * w);
             // One load a row: three memory operands were three L1 reads.
-            const Xmm x = fw(row_temp((r % 2) * 2 + i % 2));
-            if ((r == last || !whole) && tail_vec(i)) vmovdqu16(x | k_tail_ | T_z, src);
-            else vmovdqu32(x, src);
+            const Xmm x = fw(is512() ? row_temp((r % 2) * 2 + i % 2) : 14);
+            if ((r == last || !whole) && tail_vec(i)) {
+                if (is512()) vmovdqu16(x | k_tail_ | T_z, src);
+                else fixed_tail_avx2(x, r, i * w, t);
+            } else {
+                load_whole(x, src);
+            }
             vpmaxsw(s(i), s(i), x);
             vpmaxuw(u(i), u(i), x);
             vpminuw(m(i), m(i), x);
@@ -192,8 +204,59 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
     }
     for (int i = 0; i < nvec; ++i) {
         select16(s(i), m(i), u(i), t);
-        store16(ptr[reg_dst + i * w], s(i), tail_vec(i));
+        const Address d = ptr[reg_dst + i * w];
+        if (is512()) store16(d, s(i), tail_vec(i));
+        else if (!tail_vec(i)) vmovdqu(d, s(i));
+        else fixed_store_part_avx2(i * w, s(i), t);
     }
+}
+
+int vertical_reg_generator::fixed_tail_bytes() const {
+    return cfg_.block_cols * ssz() - (fixed_vectors() - 1) * fixed_width();
+}
+
+void vertical_reg_generator::fixed_tail_avx2(const Xmm &x, int r, int disp, const Xmm &t) {
+    // The vector that ends at the row's end, shifted down to the columns'
+    // lanes: the bytes before it are this row's or the row before's
+    // (block_rows >= 2, rows at least their columns apart), never past
+    // the slice. Lanes above the columns come in as zeros, never stored.
+    const int tb = fixed_tail_bytes();
+    if (tb <= 16) {
+        const Xmm h(x.getIdx());  // a VEX xmm load clears the upper half
+        vmovdqu(h, fixed_row(r, disp + tb - 16));
+        if (tb < 16) vpsrldq(h, h, 16 - tb);
+        return;
+    }
+    const Ymm y(x.getIdx()), ty(t.getIdx());
+    vmovdqu(y, fixed_row(r, disp + tb - 32));
+    if (tb == 32) return;
+    vperm2i128(ty, y, y, 0x81);  // high half down, zeros above
+    vpalignr(y, ty, y, 32 - tb);  // both halves shifted down as one
+}
+
+void vertical_reg_generator::fixed_store_part_avx2(int disp, const Xmm &v, const Xmm &t) {
+    // The columns' bytes only, in pieces of 16, 8, 4 and 2 (the masked
+    // stores of AVX2 are dword-wide and slow on Zen).
+    int left = fixed_tail_bytes();
+    Xmm h(v.getIdx());
+    if (left >= 16) {
+        vmovdqu(ptr[reg_dst + disp], h);
+        disp += 16;
+        left -= 16;
+        if (left == 0) return;
+        h = Xmm(t.getIdx());
+        vextracti128(h, Ymm(v.getIdx()), 1);
+    }
+    int at = 0;  // bytes of h already stored
+    if (left >= 8) {
+        vmovq(ptr[reg_dst + disp], h);
+        at = 8;
+    }
+    if (left - at >= 4) {
+        vpextrd(ptr[reg_dst + disp + at], h, at / 4);
+        at += 4;
+    }
+    if (left - at >= 2) vpextrw(ptr[reg_dst + disp + at], h, at / 2);
 }
 
 #undef ARG

@@ -36,7 +36,7 @@ private:
     // (8 lanes of ones, 8 of zeros), emitted after the code.
     Label l_avx2_mask_;
     void avx2_mask_table();
-    bool avx2_masks() const { return !is512() && (cfg_.partial_last || fixed()); }
+    bool avx2_masks() const { return !is512() && (cfg_.partial_last || (fixed() && !raw16())); }
 
     int nv() const { return cfg_.unroll; }
     // Accumulator sets: consecutive rows go to different sets, so that the
@@ -150,13 +150,15 @@ private:
     // fixed_group_max vectors. Other calls jump to `general` with the
     // registers as on entry.
     // f32 blocks fit the general loop, which redoes a call that met a NaN.
-    // AVX2 (f32 only): vectors of up to 32 bytes, groups of up to 6, the
-    // last vector by vmaskmovps under fixed_mask().
+    // AVX2: vectors of up to 32 bytes; f32 in groups of up to 6, the last
+    // vector by vmaskmovps under fixed_mask(); 16-bit in groups of up to
+    // 4 (three statistics each), the last vector by fixed_tail_avx2 and
+    // fixed_store_part_avx2.
     bool fixed() const {
-        return (is512() || !raw16()) && cfg_.block_rows > 1 && cfg_.block_cols > 0
-                && cfg_.src_dt == cfg_.dst_dt && (raw16() || cfg_.block_cols <= nv() * vlen());
+        return cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt
+                && (raw16() || cfg_.block_cols <= nv() * vlen());
     }
-    int fixed_group_max() const { return is512() ? 8 : 6; }
+    int fixed_group_max() const { return is512() ? 8 : raw16() ? 4 : 6; }
     // AVX2: the masked vector's lanes, and a register to load it into.
     Xmm fixed_mask() const { return fw(15); }
     Xmm fixed_temp() const { return fw(14); }
@@ -181,6 +183,12 @@ private:
     // past the columns, inside the next row, are never stored), the last
     // row under the tail mask (past the slice may lie past src).
     void fixed_group16(int nvec, bool masked_last);
+    // The bytes of the columns in the last vector.
+    int fixed_tail_bytes() const;
+    // AVX2 16-bit, the masked vector at byte disp of row r into x (t is
+    // clobbered), and its columns from x to reg_dst + disp.
+    void fixed_tail_avx2(const Xmm &x, int r, int disp, const Xmm &t);
+    void fixed_store_part_avx2(int disp, const Xmm &v, const Xmm &t);
 };
 
 } // namespace crest::impl::jit

@@ -26,10 +26,14 @@ constexpr int64_t chunk_cols_max = 511;
 // H: 64x2048x7x7 f32 70-72 -> 89-100, bf16 23-36 -> 75-85, f16 23-39 ->
 // 56-87; 256x256x9x9 f32 50-52 -> 71-109, bf16 30-45 -> 57-75, f16 28-46
 // -> 55-57; 64x1024x10x5 f32 28 -> 63, 16-bit 15 -> 34.
-// (AVX2: f32 only, whose masked vector vmaskmovps takes.)
+// AVX2's f32 masked vector takes vmaskmovps; its 16-bit one has no masked
+// load and reads the vector that ends at the row's end, which needs the
+// vector at most twice the columns' bytes (4 columns or more).
 bool fixed_block(const plan &P, isa_t isa, int64_t max_bytes = 512) {
-    return (isa == isa_t::avx512_core || P.dt == data_type::f32) && P.rows.n >= 2 && P.rows.n <= 16
-            && P.jd.n * P.esz <= max_bytes && P.rows.ss >= P.jd.n * P.esz;
+    const int64_t bytes = P.jd.n * P.esz;
+    const bool avx2_16_whole = (bytes <= 16 ? 16 : 32) <= 2 * bytes;
+    return (isa == isa_t::avx512_core || P.dt == data_type::f32 || avx2_16_whole)
+            && P.rows.n >= 2 && P.rows.n <= 16 && bytes <= max_bytes && P.rows.ss >= bytes;
 }
 
 // Whether output o of the flat order (flat_output_dims) sits at o
@@ -69,14 +73,18 @@ kernel_config tile_config(isa_t isa, data_type dt, bool prefetch, bool fused16 =
 // 14x14x512 reducing W 63-72% of the roofline against 30-63%.
 void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
     if (P.dt == data_type::f32 || tile.family != family_t::vert_tile || P.njsub != 1
-            || P.jd.ss != P.esz || !fixed_block(P, isa, INT64_MAX)
-            || prefetch_src(P.src_bytes, streams::many_16bit_far))
+            || P.jd.ss != P.esz)
         return;
+    const bool avx512 = isa == isa_t::avx512_core;
+    if (avx512 && (!fixed_block(P, isa, INT64_MAX)
+                || prefetch_src(P.src_bytes, streams::many_16bit_far)))
+        return;
+    if (!avx512 && !fixed_block(P, isa)) return;
     kernel_config w;
     w.isa = isa;
     w.family = family_t::vert_reg;
     w.src_dt = w.dst_dt = P.dt;
-    w.unroll = 16;  // its general loop is never called: whole fresh slices only
+    w.unroll = avx512 ? 16 : 8;  // its general loop is never called: whole fresh slices only
     w.block_rows = static_cast<int>(P.rows.n);
     w.block_cols = static_cast<int>(P.jd.n);
     P.fixed_code = get_code(w);

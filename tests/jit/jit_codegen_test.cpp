@@ -27,8 +27,8 @@ struct config_case {
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: from 2 elements); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
-// far), or prefetching the next pass (AVX2 16-bit: or into L1); AVX-512 fixed blocks of 2-16 rows
-// (register columns up to 512 bytes, 16-bit tiles' fixed_code wider).
+// far), or prefetching the next pass (AVX2 16-bit: or into L1); fixed blocks of 2-16 rows
+// (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider).
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -56,16 +56,19 @@ std::vector<config_case> plannable_configs() {
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 4096});
             }
-            if (z) {
-                const int esz = dt == data_type::f32 ? 4 : 2;
-                for (int rows = 2; rows <= 16; ++rows)
-                    for (int cols : {1, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 100, 128, 255, 256, 257, 1000, 14336}) {
-                        const bool wide = cols * esz > 512;
-                        if (wide && esz == 4) continue;
-                        const int unroll = wide ? 16 : (cols + vl - 1) / vl;
-                        r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols});
-                    }
-            }
+            const int esz = dt == data_type::f32 ? 4 : 2;
+            for (int rows = 2; rows <= 16; ++rows)
+                for (int cols : {1, 4, 5, 7, 8, 9, 16, 17, 24, 31, 32, 33, 56, 64, 100, 128, 255, 256, 257,
+                             1000, 14336}) {
+                    const bool wide = cols * esz > 512;
+                    if (wide && (esz == 4 || !z)) continue;
+                    // AVX2: f32 up to 8 vectors (a partial last one below
+                    // 7), 16-bit from 4 columns (the tiles' fixed_code).
+                    if (!z && esz == 4 && (cols > 64 || (cols % 8 != 0 && cols >= 56))) continue;
+                    if (!z && esz == 2 && cols < 4) continue;
+                    const int unroll = wide ? 16 : !z && esz == 2 ? 8 : (cols + vl - 1) / vl;
+                    r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols});
+                }
         }
     }
     return r;

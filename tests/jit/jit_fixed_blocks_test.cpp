@@ -87,8 +87,9 @@ TEST_P(JitReduce, FixedBlocksEndAtAPage) {
 }
 
 // AVX-512 unrolls slices of 2-16 rows of at most 512 bytes whose rows lie
-// at least a row's columns apart; AVX2 (no masks), longer slices and
-// wider rows keep the general loop.
+// at least a row's columns apart; AVX2 those of f32 (up to 8 vectors) and
+// of 16-bit rows of 4 columns or more (no masked word loads); longer
+// slices and wider rows keep the general loop.
 TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const bool z = max_isa() == isa_t::avx512_core;
@@ -97,7 +98,16 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     };
     using rc = std::pair<int, int>;
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), z ? rc(7, 7) : rc(0, 0));
-    // AVX2: f32 only (its masked vector by vmaskmovps), up to 8 vectors.
+    // AVX2 16-bit: a tile whose fixed_code takes the whole slices, or
+    // register columns of whole vectors; not under 4 columns.
+    if (!z) {
+        const plan t7 = plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100));
+        ASSERT_TRUE(t7.fixed_code);
+        EXPECT_EQ(std::make_pair(t7.fixed_code->cfg.block_rows, t7.fixed_code->cfg.block_cols), rc(7, 7));
+        EXPECT_EQ(block(plan_on_two(make_problem(data_type::f16, {64, 512, 16, 16}, 0b0100))), rc(16, 16));
+        EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100)).fixed_code);
+    }
+    // AVX2 f32: up to 8 vectors (the masked one by vmaskmovps).
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), rc(14, 14));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 128}, 0b0100))), z ? rc(16, 128) : rc(0, 0));
