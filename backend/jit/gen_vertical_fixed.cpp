@@ -61,7 +61,7 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     } else if (!raw16()) {
         vmovups(fixed_mask(), ptr[rip + l_avx2_mask_ + (8 - tail) * 4]);
     }
-    Label l_slice, l_done;
+    Label l_slice, l_slices_done, l_done;
     lea(r11, ptr[reg_rs + reg_rs * 2]);
     // Groups of up to fixed_group_max vectors: the full ones in a loop
     // (reg_fixed_cnt), then the rest, which holds the masked vector if any.
@@ -81,6 +81,11 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         if (raw16()) fixed_group16(n, masked_last);
         else fixed_group_f32(n, masked_last);
     };
+    if (packed_slices() > 1) {
+        fixed_packed();
+        test(reg_outer, reg_outer);
+        jz(l_slices_done, T_NEAR);
+    }
     if (groups > 0) push(reg_fixed_cnt);
     L(l_slice);
     {
@@ -107,6 +112,7 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         jnz(l_slice, T_NEAR);
     }
     if (groups > 0) pop(reg_fixed_cnt);
+    L(l_slices_done);
     if (!raw16()) {
         // A NaN somewhere: the general loop redoes the call from the start
         // (fresh: dst holds nothing it needs).
@@ -235,28 +241,101 @@ void vertical_reg_generator::fixed_tail_avx2(const Xmm &x, int r, int disp, cons
 }
 
 void vertical_reg_generator::fixed_store_part_avx2(int disp, const Xmm &v, const Xmm &t) {
-    // The columns' bytes only, in pieces of 16, 8, 4 and 2 (the masked
-    // stores of AVX2 are dword-wide and slow on Zen).
-    int left = fixed_tail_bytes();
-    Xmm h(v.getIdx());
-    if (left >= 16) {
-        vmovdqu(ptr[reg_dst + disp], h);
-        disp += 16;
-        left -= 16;
-        if (left == 0) return;
-        h = Xmm(t.getIdx());
-        vextracti128(h, Ymm(v.getIdx()), 1);
+    const int bytes = fixed_tail_bytes();
+    if (bytes <= 16) return store_bytes(reg_dst + disp, Xmm(v.getIdx()), bytes);
+    vmovdqu(ptr[reg_dst + disp], Xmm(v.getIdx()));
+    vextracti128(Xmm(t.getIdx()), Ymm(v.getIdx()), 1);
+    store_bytes(reg_dst + disp + 16, Xmm(t.getIdx()), bytes - 16);
+}
+
+void vertical_reg_generator::store_bytes(const RegExp &at, const Xmm &h, int bytes) {
+    if (bytes == 16) return vmovdqu(ptr[at], h);
+    int done = 0;
+    if (bytes >= 8) {
+        vmovq(ptr[at], h);
+        done = 8;
     }
-    int at = 0;  // bytes of h already stored
-    if (left >= 8) {
-        vmovq(ptr[reg_dst + disp], h);
-        at = 8;
+    if (bytes - done >= 4) {
+        vpextrd(ptr[at + done], h, static_cast<uint8_t>(done / 4));
+        done += 4;
     }
-    if (left - at >= 4) {
-        vpextrd(ptr[reg_dst + disp + at], h, at / 4);
-        at += 4;
+    if (bytes - done >= 2) vpextrw(ptr[at + done], h, static_cast<uint8_t>(done / 2));
+}
+
+void vertical_reg_generator::fixed_packed() {
+    // Two slices a ymm, not four a zmm: Zen 4 runs a zmm max as two ymm
+    // halves, and an insert of a lane from memory costs a shuffle more.
+    // Zen 4, ab_builds, bf16 4x2048x7x7 from L2, % of the roofline: one
+    // slice an xmm 44-45, four a zmm 43-45, two a ymm 56-60; 64x2048x7x7
+    // (12.8 MB) 50 -> 63-103.
+    const int last = cfg_.block_rows - 1;
+    const int rs = cfg_.block_row_stride, oss = cfg_.block_slice_stride;
+    const int bytes = cfg_.block_cols * ssz();  // 8-16 (plan_kernels.cpp)
+    Label l_loop, l_end;
+    cmp(ARG(row_stride), rs);
+    jne(l_end, T_NEAR);
+    cmp(ARG(outer_src_stride), oss);
+    jne(l_end, T_NEAR);
+    mov(r8, ARG(outer_dst_stride));
+    // Row r of both slices, the second in the high lane. A row before the
+    // last reads 16 bytes, into the next row (bytes >= 8: never past the
+    // slice); the last row the 16 that end at its end, shifted down (the
+    // bytes before are the row before's), zeros above the columns.
+    auto gather = [&](const Ymm &v, int r) {
+        const int back = r == last ? 16 - bytes : 0;
+        vmovdqu(Xmm(v.getIdx()), ptr[reg_src + r * rs - back]);
+        vinserti128(v, v, ptr[reg_src + oss + r * rs - back], 1);
+        if (back) vpsrldq(v, v, static_cast<uint8_t>(back));
+    };
+    const Ymm a(0), b(1), c(2), x(3), t(4);
+    L(l_loop);
+    cmp(reg_outer, 2);
+    jl(l_end, T_NEAR);
+    // 16-byte rows a line apart or closer: a prefetch a line covers them.
+    // From half the L3 on (plan_kernels.cpp): bf16 128x2048x7x7 from
+    // memory 40-44 -> 49-53% (a tie from the L3 or at 2 KiB).
+    if (cfg_.prefetch)
+        for (int p = 0; p < 2 * oss; p += 64) prefetcht0(ptr[reg_src + 4096 + p]);
+    if (raw16()) {
+        // a: signed max, b: unsigned max, c: unsigned min (select16).
+        gather(a, 0);
+        copy16(b, a);
+        copy16(c, a);
+        for (int r = 1; r <= last; ++r) {
+            gather(x, r);
+            vpmaxsw(a, a, x);
+            vpmaxuw(b, b, x);
+            vpminuw(c, c, x);
+        }
+        select16(a, c, b, t);
+    } else {
+        // Rows alternate between a and b; a NaN raises the invalid flag
+        // (fixed_entry then redoes the call), zeros above the columns none.
+        gather(a, 0);
+        gather(b, 1);
+        for (int r = 2; r <= last; ++r) {
+            gather(x, r);
+            vmaxps(r % 2 ? b : a, r % 2 ? b : a, x);
+        }
+        vmaxps(a, a, b);
     }
-    if (left - at >= 2) vpextrw(ptr[reg_dst + disp + at], h, at / 2);
+    const Xmm lo(a.getIdx()), hi(t.getIdx());
+    vextracti128(hi, a, 1);
+    if (!is512()) {
+        store_bytes(reg_dst, lo, bytes);
+        store_bytes(reg_dst + r8, hi, bytes);
+    } else if (raw16()) {
+        vmovdqu16(ptr[reg_dst] | k_tail_, lo);
+        vmovdqu16(ptr[reg_dst + r8] | k_tail_, hi);
+    } else {
+        vmovups(ptr[reg_dst] | k_tail_, lo);
+        vmovups(ptr[reg_dst + r8] | k_tail_, hi);
+    }
+    add(reg_src, 2 * oss);
+    lea(reg_dst, ptr[reg_dst + r8 * 2]);
+    sub(reg_outer, 2);
+    jmp(l_loop, T_NEAR);
+    L(l_end);
 }
 
 #undef ARG

@@ -189,6 +189,15 @@ private:
     // clobbered), and its columns from x to reg_dst + disp.
     void fixed_tail_avx2(const Xmm &x, int r, int disp, const Xmm &t);
     void fixed_store_part_avx2(int disp, const Xmm &v, const Xmm &t);
+    // The first `bytes` (at most 16) of xmm h to `at`, in pieces of 16,
+    // 8, 4 and 2 (AVX2's masked stores are dword-wide and slow on Zen).
+    void store_bytes(const Xbyak::RegExp &at, const Xmm &h, int bytes);
+    // cfg_.block_row_stride set: slices two at a time, a slice a 16-byte
+    // lane of a ymm, while the call's strides are the config's and two
+    // slices are left (the others go on one at a time). With
+    // cfg_.prefetch, 4 KiB ahead.
+    int packed_slices() const { return cfg_.block_row_stride ? 2 : 1; }
+    void fixed_packed();
 };
 
 } // namespace crest::impl::jit

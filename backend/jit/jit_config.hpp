@@ -64,6 +64,13 @@ struct kernel_config {
     // (gen_vertical_fixed.cpp); other calls run the general loop.
     int block_rows = 0;
     int block_cols = 0;
+    // With block_rows, rows of 8-16 bytes: the calls whose rows and
+    // slices lie these many bytes apart take 2 slices a ymm, a slice in
+    // each 16-byte lane, at offsets fixed in the code
+    // (gen_vertical_fixed.cpp, fixed_packed; there `prefetch` takes src
+    // 4 KiB ahead). 0: none.
+    int block_row_stride = 0;
+    int block_slice_stride = 0;
     // vert_reg, AVX2 f32: the columns are not a whole number of vectors;
     // the last vector is read and written by vmaskmovps (AVX-512 masks its
     // last vector always).
@@ -76,7 +83,7 @@ struct kernel_config {
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
                 prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols,
-                partial_last, stream_dst);
+                block_row_stride, block_slice_stride, partial_last, stream_dst);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -98,6 +105,8 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.prefetch_l1_bytes));
         mix(static_cast<size_t>(c.block_rows));
         mix(static_cast<size_t>(c.block_cols));
+        mix(static_cast<size_t>(c.block_row_stride));
+        mix(static_cast<size_t>(c.block_slice_stride));
         mix(static_cast<size_t>(c.partial_last));
         mix(static_cast<size_t>(c.stream_dst));
         return h;

@@ -36,6 +36,20 @@ bool fixed_block(const plan &P, isa_t isa, int64_t max_bytes = 512) {
             && P.rows.n >= 2 && P.rows.n <= 16 && bytes <= max_bytes && P.rows.ss >= bytes;
 }
 
+// Fixed blocks of rows of 8-16 bytes whose calls take several slices:
+// a slice a 16-byte lane (kernel_config::block_row_stride), with the
+// plan's strides fixed in the code, prefetching from half the L3 on.
+void pack_slices(const plan &P, kernel_config &c) {
+    const int64_t bytes = c.block_cols * P.esz;
+    if (bytes < 8 || bytes > 16 || P.nouter < 1 || P.outer[P.nouter - 1].n < 2) return;
+    const int64_t rs = P.rows.ss, oss = P.outer[P.nouter - 1].ss;
+    constexpr int64_t max_stride = int64_t(1) << 24;  // 4 slices' offsets stay in a disp32
+    if (rs <= 0 || oss <= 0 || rs > max_stride || oss > max_stride) return;
+    c.block_row_stride = static_cast<int>(rs);
+    c.block_slice_stride = static_cast<int>(oss);
+    c.prefetch = prefetch_src(P.src_bytes, streams::many_16bit_far);
+}
+
 // Whether output o of the flat order (flat_output_dims) sits at o
 // elements from dst's start.
 bool dst_dense_in_flat_order(const plan &P) {
@@ -87,6 +101,7 @@ void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
     w.unroll = avx512 ? 16 : 8;  // its general loop is never called: whole fresh slices only
     w.block_rows = static_cast<int>(P.rows.n);
     w.block_cols = static_cast<int>(P.jd.n);
+    pack_slices(P, w);
     P.fixed_code = get_code(w);
 }
 
@@ -189,6 +204,7 @@ void choose_kernels(plan &P, isa_t isa) {
             if (fixed_block(P, isa)) {
                 cfg.block_rows = static_cast<int>(P.rows.n);
                 cfg.block_cols = static_cast<int>(P.jd.n);
+                pack_slices(P, cfg);
             }
         }
     }

@@ -22,13 +22,16 @@ struct config_case {
     int block_rows = 0;
     int block_cols = 0;
     int prefetch_l1_bytes = 0;
+    int block_row_stride = 0;
+    int block_slice_stride = 0;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // to inner_block_max_n (AVX2: from 2 elements); vert_reg 1..16 vectors (AVX2:
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
 // far), or prefetching the next pass (AVX2 16-bit: or into L1); fixed blocks of 2-16 rows
-// (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider).
+// (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider;
+// rows of 8-16 bytes two slices a ymm).
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -68,6 +71,11 @@ std::vector<config_case> plannable_configs() {
                     if (!z && esz == 2 && cols < 4) continue;
                     const int unroll = wide ? 16 : !z && esz == 2 ? 8 : (cols + vl - 1) / vl;
                     r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols});
+                    // Rows of 8-16 bytes: two slices a ymm, prefetching or not.
+                    if (cols * esz >= 8 && cols * esz <= 16 && (z || esz == 2 || cols < 56))
+                        for (bool pf : {false, true})
+                            r.push_back({isa, family_t::vert_reg, dt, unroll, 0, pf, false, 0, false, rows, cols,
+                                    0, cols * esz, rows * cols * esz});
                 }
         }
     }
@@ -90,6 +98,8 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.block_rows = c.block_rows;
         cfg.block_cols = c.block_cols;
         cfg.prefetch_l1_bytes = c.prefetch_l1_bytes;
+        cfg.block_row_stride = c.block_row_stride;
+        cfg.block_slice_stride = c.block_slice_stride;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

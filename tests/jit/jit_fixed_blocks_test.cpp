@@ -107,6 +107,21 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
         EXPECT_EQ(block(plan_on_two(make_problem(data_type::f16, {64, 512, 16, 16}, 0b0100))), rc(16, 16));
         EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100)).fixed_code);
     }
+    // Rows of 8-16 bytes, several slices a call: two slices a ymm, the
+    // plan's strides in the code, prefetching from half the L3 on.
+    auto packed = [](const plan &P) {
+        const auto &c = P.fixed_code ? P.fixed_code->cfg : P.code->cfg;
+        return std::make_tuple(c.block_row_stride, c.block_slice_stride, c.prefetch);
+    };
+    EXPECT_EQ(packed(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))),
+            std::make_tuple(14, 98, false));
+    EXPECT_EQ(packed(plan_on_two(make_problem(data_type::f32, {64, 2048, 3, 3}, 0b0100))),
+            std::make_tuple(12, 36, false));
+    EXPECT_EQ(std::get<0>(packed(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100)))), 0);
+    const int64_t l3_half = (l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20) / 2;
+    const int64_t n_big = l3_half / (2048 * 49 * 2) + 1;
+    EXPECT_EQ(packed(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))),
+            std::make_tuple(14, 98, true));
     // AVX2 f32: up to 8 vectors (the masked one by vmaskmovps).
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), rc(14, 14));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
