@@ -213,7 +213,7 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
         const Address d = ptr[reg_dst + i * w];
         if (is512()) store16(d, s(i), tail_vec(i));
         else if (!tail_vec(i)) vmovdqu(d, s(i));
-        else fixed_store_part_avx2(i * w, s(i), t);
+        else store_bytes(reg_dst + i * w, s(i), fixed_tail_bytes(), t);
     }
 }
 
@@ -238,28 +238,6 @@ void vertical_reg_generator::fixed_tail_avx2(const Xmm &x, int r, int disp, cons
     if (tb == 32) return;
     vperm2i128(ty, y, y, 0x81);  // high half down, zeros above
     vpalignr(y, ty, y, 32 - tb);  // both halves shifted down as one
-}
-
-void vertical_reg_generator::fixed_store_part_avx2(int disp, const Xmm &v, const Xmm &t) {
-    const int bytes = fixed_tail_bytes();
-    if (bytes <= 16) return store_bytes(reg_dst + disp, Xmm(v.getIdx()), bytes);
-    vmovdqu(ptr[reg_dst + disp], Xmm(v.getIdx()));
-    vextracti128(Xmm(t.getIdx()), Ymm(v.getIdx()), 1);
-    store_bytes(reg_dst + disp + 16, Xmm(t.getIdx()), bytes - 16);
-}
-
-void vertical_reg_generator::store_bytes(const RegExp &at, const Xmm &h, int bytes) {
-    if (bytes == 16) return vmovdqu(ptr[at], h);
-    int done = 0;
-    if (bytes >= 8) {
-        vmovq(ptr[at], h);
-        done = 8;
-    }
-    if (bytes - done >= 4) {
-        vpextrd(ptr[at + done], h, static_cast<uint8_t>(done / 4));
-        done += 4;
-    }
-    if (bytes - done >= 2) vpextrw(ptr[at + done], h, static_cast<uint8_t>(done / 2));
 }
 
 void vertical_reg_generator::fixed_packed() {
@@ -322,8 +300,8 @@ void vertical_reg_generator::fixed_packed() {
     const Xmm lo(a.getIdx()), hi(t.getIdx());
     vextracti128(hi, a, 1);
     if (!is512()) {
-        store_bytes(reg_dst, lo, bytes);
-        store_bytes(reg_dst + r8, hi, bytes);
+        store_bytes(reg_dst, lo, bytes, t);
+        store_bytes(reg_dst + r8, hi, bytes, t);
     } else if (raw16()) {
         vmovdqu16(ptr[reg_dst] | k_tail_, lo);
         vmovdqu16(ptr[reg_dst + r8] | k_tail_, hi);

@@ -43,7 +43,7 @@ void vertical_reg_generator::enter(const Label &l_end, int full_cols, int lanes)
         mov(reg_rs3, ARG(ncols));
         sub(reg_rs3, full_cols);
         set_tail_mask(reg_rs3, lanes);
-    } else if (cfg_.partial_last) {
+    } else if (avx2_masks() && cfg_.partial_last) {
         // Lanes [0, tail) of the mask from a row of 8 ones and 8 zeros.
         mov(reg_rs3, full_cols + 8);
         sub(reg_rs3, ARG(ncols));
@@ -163,9 +163,56 @@ void vertical_reg_generator::rows_flagged() {
     test_invalid_flag();
 }
 
-void vertical_reg_generator::ld16(int i, const Xmm &v, const Address &a) {
+void vertical_reg_generator::store_bytes(const RegExp &at, const Xmm &v, int bytes, const Xmm &t) {
+    const Xmm h(v.getIdx());
+    if (bytes > 16) {
+        vmovdqu(ptr[at], h);
+        vextracti128(Xmm(t.getIdx()), Ymm(v.getIdx()), 1);
+        return store_bytes(at + 16, t, bytes - 16, t);
+    }
+    if (bytes == 16) return vmovdqu(ptr[at], h);
+    int done = 0;
+    if (bytes >= 8) {
+        vmovq(ptr[at], h);
+        done = 8;
+    }
+    if (bytes - done >= 4) {
+        vpextrd(ptr[at + done], h, static_cast<uint8_t>(done / 4));
+        done += 4;
+    }
+    if (bytes - done >= 2) vpextrw(ptr[at + done], h, static_cast<uint8_t>(done / 2));
+}
+
+void vertical_reg_generator::load_bytes(const Xmm &v, const RegExp &at, int bytes, const Xmm &t) {
+    const Xmm h(v.getIdx());
+    if (bytes > 16) {
+        vmovdqu(h, ptr[at]);
+        load_bytes(t, at + 16, bytes - 16, t);
+        vinserti128(Ymm(v.getIdx()), Ymm(v.getIdx()), t, 1);
+        return;
+    }
+    if (bytes == 16) return vmovdqu(h, ptr[at]);
+    int done = 0;
+    if (bytes >= 8) {
+        vmovq(h, ptr[at]);
+        done = 8;
+    } else if (bytes >= 4) {
+        vmovd(h, ptr[at]);
+        done = 4;
+    } else {
+        vpxor(h, h, h);
+    }
+    if (bytes - done >= 4) {
+        vpinsrd(h, h, ptr[at + done], static_cast<uint8_t>(done / 4));
+        done += 4;
+    }
+    if (bytes - done >= 2) vpinsrw(h, h, ptr[at + done], static_cast<uint8_t>(done / 2));
+}
+
+void vertical_reg_generator::ld16(int i, const Xmm &v, const Address &a, bool exact) {
     if (!is512()) {
-        vmovdqu(v, a);
+        if (exact && partial16() && pmasked(i)) load_bytes(v, a.getRegExp(), tail_bytes16(), Xmm(15));
+        else vmovdqu(v, a);
     } else if (!pmasked(i)) {
         vmovdqu32(v, a);
     } else {
@@ -175,7 +222,8 @@ void vertical_reg_generator::ld16(int i, const Xmm &v, const Address &a) {
 }
 
 void vertical_reg_generator::store16(const Address &a, const Xmm &x, bool masked) {
-    if (!is512()) vmovdqu(a, x);
+    if (!is512() && masked && partial16()) store_bytes(a.getRegExp(), x, tail_bytes16(), Xmm(15));
+    else if (!is512()) vmovdqu(a, x);
     else if (masked) vmovdqu16(a | k_tail_, x);
     else vmovdqu32(a, x);
 }
@@ -189,10 +237,15 @@ void vertical_reg_generator::generate_keys() {
     bcast16_constants();
     Label l_whole, l_end;
     enter(l_end, (npv() - 1) * 32, 32);
+    tail_ = true;
+    if (partial16()) {
+        // The column count is the config's (plan_kernels.cpp).
+        outer_loop_keys();
+        jmp(l_end, T_NEAR);
+    }
     mov(rax, ARG(ncols));
     test(eax, vlen16() - 1);
     jz(l_whole, T_NEAR);
-    tail_ = true;
     outer_loop_keys();
     jmp(l_end, T_NEAR);
     L(l_whole);
@@ -208,7 +261,7 @@ void vertical_reg_generator::slice_keys(bool with_umin) {
     cmp(ARG(accumulate), 0);
     je(l_fresh, T_NEAR);
     for (int i = 0; i < npv(); ++i) {
-        ld16(i, smax(i), ptr[reg_dst + i * vbytes()]);
+        ld16(i, smax(i), ptr[reg_dst + i * vbytes()], true);
         copy16(umax(i), smax(i));
         if (with_umin) copy16(umin(i), smax(i));
     }
@@ -224,10 +277,13 @@ void vertical_reg_generator::slice_keys(bool with_umin) {
     L(l_rows);
     mov(reg_row, reg_src);
     mov(reg_rows, ARG(rows));
+    // AVX2 partial16(): every row but the last reads its last vector
+    // whole, into the next row; the last one after the loop.
+    if (partial16()) dec(reg_rows);
     // Rows four at a time, then one at a time: the loop's own add, dec
     // and jump were a quarter of a row's instructions at 2 vectors
     // (64x64x64x64 f16 axes 0,2).
-    auto take_row = [&](int k) {
+    auto take_row = [&](int k, bool exact = false) {
         for (int i = 0; i < npv(); ++i) {
             if (cfg_.fused16 && is512() && !with_umin && !pmasked(i)) {
                 // Checked slices from half the L3 on (plan_prefetch.cpp):
@@ -237,7 +293,7 @@ void vertical_reg_generator::slice_keys(bool with_umin) {
                 continue;
             }
             const Xmm x = sized(i, is512() ? row_temp(k) : px(i).getIdx());
-            ld16(i, x, row(k, i));
+            ld16(i, x, row(k, i), exact);
             vpmaxuw(umax(i), umax(i), x);
             if (with_umin) vpminuw(umin(i), umin(i), x);
             vpmaxsw(smax(i), smax(i), x);
@@ -263,6 +319,7 @@ void vertical_reg_generator::slice_keys(bool with_umin) {
         jmp(l_single, T_NEAR);
     }
     L(l_done);
+    if (partial16()) take_row(0, true);
 }
 
 void vertical_reg_generator::outer_loop_keys() {

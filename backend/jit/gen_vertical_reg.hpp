@@ -36,7 +36,7 @@ private:
     // (8 lanes of ones, 8 of zeros), emitted after the code.
     Label l_avx2_mask_;
     void avx2_mask_table();
-    bool avx2_masks() const { return !is512() && (cfg_.partial_last || (fixed() && !raw16())); }
+    bool avx2_masks() const { return !is512() && !raw16() && (cfg_.partial_last || fixed()); }
 
     int nv() const { return cfg_.unroll; }
     // Accumulator sets: consecutive rows go to different sets, so that the
@@ -103,8 +103,19 @@ private:
     // Vector i's register idx: on AVX2 a last vector of 8 columns (tail_)
     // is an xmm.
     Xmm sized(int i, int idx) const {
-        if (!is512() && pmasked(i)) return Xbyak::Xmm(idx);
+        if (!is512() && pmasked(i) && tail_bytes16() <= 16) return Xbyak::Xmm(idx);
         return vmm(idx);
+    }
+    // AVX2 with partial_last: block_cols columns (the plan's, every call),
+    // the last vector's past the columns read whole from every row but a
+    // slice's last, which reads exactly its bytes (load_bytes), as the
+    // stores write (store_bytes). Columns of 4 or more (plan_kernels.cpp):
+    // a whole vector then ends inside the next row.
+    bool partial16() const { return !is512() && raw16() && cfg_.partial_last; }
+    // The last vector's bytes when tail_ (AVX2: 16 for a last xmm of 8
+    // columns).
+    int tail_bytes16() const {
+        return partial16() ? cfg_.block_cols * 2 - (npv() - 1) * vbytes() : 16;
     }
     Xmm smax(int i) const { return sized(i, i); }
     Xmm umax(int i) const { return sized(i, is512() ? 8 + i : 4 + i); }
@@ -124,7 +135,8 @@ private:
     bool tail_ = true;
     bool pmasked(int i) const { return tail_ && i == npv() - 1; }
 
-    void ld16(int i, const Xmm &v, const Address &a);
+    // exact: partial16()'s last vector reads only its bytes.
+    void ld16(int i, const Xmm &v, const Address &a, bool exact = false);
     // x's 16-bit lanes to a (AVX-512: the lanes of k_tail_ when masked).
     void store16(const Address &a, const Xmm &x, bool masked);
     // Vector i's answer (select16) into smax(i), stored.
@@ -186,12 +198,15 @@ private:
     // The bytes of the columns in the last vector.
     int fixed_tail_bytes() const;
     // AVX2 16-bit, the masked vector at byte disp of row r into x (t is
-    // clobbered), and its columns from x to reg_dst + disp.
+    // clobbered): the vector that ends at the row's end, shifted down (a
+    // load and one or two shuffles a slice, where load_bytes takes up to
+    // five instructions).
     void fixed_tail_avx2(const Xmm &x, int r, int disp, const Xmm &t);
-    void fixed_store_part_avx2(int disp, const Xmm &v, const Xmm &t);
-    // The first `bytes` (at most 16) of xmm h to `at`, in pieces of 16,
-    // 8, 4 and 2 (AVX2's masked stores are dword-wide and slow on Zen).
-    void store_bytes(const Xbyak::RegExp &at, const Xmm &h, int bytes);
+    // The first `bytes` (up to 32) of v to `at`, in pieces of 16, 8, 4
+    // and 2 (AVX2's masked stores are dword-wide and slow on Zen), and
+    // back (zeros above them); t is clobbered past 16 bytes.
+    void store_bytes(const Xbyak::RegExp &at, const Xmm &v, int bytes, const Xmm &t);
+    void load_bytes(const Xmm &v, const Xbyak::RegExp &at, int bytes, const Xmm &t);
     // cfg_.block_row_stride set: slices two at a time, a slice a 16-byte
     // lane of a ymm, while the call's strides are the config's and two
     // slices are left (the others go on one at a time). With

@@ -193,12 +193,20 @@ void choose_kernels(plan &P, isa_t isa) {
         // of the roofline: 14x14 maps 33 -> 78, 28x28 58 -> 79; 7x7 12 ->
         // 15 (the general loop's cost a slice), 64-66 with AVX2's f32
         // fixed blocks (fixed_block).
-        const bool avx2_partial = vl == 8 && P.dt == data_type::f32 && P.jd.n % vl != 0
-                && P.jd.n < 7 * vl;
+        // AVX2 16-bit: columns of 4 or more, not a whole number of 8;
+        // the kernel is made for the plan's column count (the last
+        // vector's bytes in the code, gen_vertical_reg.hpp, partial16),
+        // where a tile took them. Capped to AVX2 on Zen 4, benchgraph,
+        // % of the roofline, bf16/f16: 771011x17 axis 0 40-43 -> 64-72,
+        // 100000x60 17-23 -> 73-92, NCHW axis 2 of 28x28 maps 41-61 ->
+        // 74-79; rows of 5 tied.
+        const bool avx2_partial = vl == 8 && P.jd.n % vl != 0
+                && (P.dt == data_type::f32 ? P.jd.n < 7 * vl : P.jd.n >= 4);
         if (P.jd.n <= max_vecs * vl && (vl == 16 || P.jd.n % vl == 0 || avx2_partial)) {
             cfg.family = family_t::vert_reg;
             cfg.unroll = static_cast<int>((P.jd.n + vl - 1) / vl);
             cfg.partial_last = avx2_partial;
+            if (avx2_partial && P.dt != data_type::f32) cfg.block_cols = static_cast<int>(P.jd.n);
             cfg.fused16 = fused_columns16(P, isa);
             P.out_align = P.jd.n;  // the kernel takes whole column groups
             if (fixed_block(P, isa)) {

@@ -24,6 +24,7 @@ struct config_case {
     int prefetch_l1_bytes = 0;
     int block_row_stride = 0;
     int block_slice_stride = 0;
+    bool partial_last = false;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
@@ -45,6 +46,16 @@ std::vector<config_case> plannable_configs() {
                     if (z || n >= 2)  // AVX2: tiny rows below a vector, blocks from it
                         r.push_back({isa, family_t::inner, dt, u, n});
             }
+            // AVX2 register columns past whole vectors (f32 under 7
+            // vectors, 16-bit from 4 columns, made for their count).
+            if (!z)
+                for (int cols = 4; cols <= 64; ++cols) {
+                    if (cols % 8 == 0 || (dt == data_type::f32 && cols >= 56)) continue;
+                    config_case c {isa, family_t::vert_reg, dt, (cols + 7) / 8, 0};
+                    c.partial_last = true;
+                    if (dt != data_type::f32) c.block_cols = cols;
+                    r.push_back(c);
+                }
             for (int u = 1; u <= (z ? 16 : 8); ++u) {
                 r.push_back({isa, family_t::vert_reg, dt, u, 0});
                 if (z && dt != data_type::f32) r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
@@ -100,6 +111,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.prefetch_l1_bytes = c.prefetch_l1_bytes;
         cfg.block_row_stride = c.block_row_stride;
         cfg.block_slice_stride = c.block_slice_stride;
+        cfg.partial_last = c.partial_last;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {

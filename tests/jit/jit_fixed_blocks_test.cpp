@@ -52,15 +52,18 @@ TEST_P(JitReduce, FixedBlocks) {
     run(make_problem(dt(), {4000, 7, 7}, 0b010), {{size_t(3000 * 49 + 20)}, false});
 }
 
-// A slice's last row reads its vector under the tail mask: the block that
-// ends src can end at a page nothing follows.
-TEST_P(JitReduce, FixedBlocksEndAtAPage) {
+// A slice's last row reads its last vector under the tail mask, shifted
+// or in pieces (AVX2 16-bit): the block that ends src can end at a page
+// nothing follows.
+TEST_P(JitReduce, RegisterColumnsEndAtAPage) {
     const size_t es = esize(dt()), page = size_t(sysconf(_SC_PAGESIZE));
     // Rows x columns: 7 rows of several widths, and small blocks (16-bit
     // rows of 3 columns or fewer are masked in every row: a whole xmm
-    // from the second-to-last row of a 5x3 block ends past the slice).
+    // from the second-to-last row of a 5x3 block ends past the slice);
+    // past 16 rows the general loop.
     const std::vector<std::pair<int64_t, int64_t>> blocks {{7, 1}, {7, 5}, {7, 7}, {7, 9}, {7, 17},
-            {7, 33}, {7, 300}, {7, 1001}, {3, 5}, {2, 9}, {4, 7}, {5, 3}};
+            {7, 33}, {7, 300}, {7, 1001}, {3, 5}, {2, 9}, {4, 7}, {5, 3}, {40, 5}, {20, 12}, {33, 17},
+            {17, 60}, {25, 31}};
     for (auto [r, c] : blocks) {
         const int64_t n = 50;
         const reduce_problem p = make_problem(dt(), {n, r, c}, 0b010);
@@ -97,14 +100,16 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
         return P.code ? std::make_pair(P.code->cfg.block_rows, P.code->cfg.block_cols) : std::make_pair(-1, -1);
     };
     using rc = std::pair<int, int>;
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), z ? rc(7, 7) : rc(0, 0));
-    // AVX2 16-bit: a tile whose fixed_code takes the whole slices, or
-    // register columns of whole vectors; not under 4 columns.
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
+    // AVX2 16-bit: register columns of up to 64 (4 or more), else a tile
+    // whose fixed_code takes the whole slices up to 512 bytes; not under
+    // 4 columns.
     if (!z) {
-        const plan t7 = plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100));
-        ASSERT_TRUE(t7.fixed_code);
-        EXPECT_EQ(std::make_pair(t7.fixed_code->cfg.block_rows, t7.fixed_code->cfg.block_cols), rc(7, 7));
         EXPECT_EQ(block(plan_on_two(make_problem(data_type::f16, {64, 512, 16, 16}, 0b0100))), rc(16, 16));
+        const plan t100 = plan_on_two(make_problem(data_type::bf16, {64, 256, 7, 100}, 0b0100));
+        ASSERT_TRUE(t100.fixed_code);
+        EXPECT_EQ(std::make_pair(t100.fixed_code->cfg.block_rows, t100.fixed_code->cfg.block_cols), rc(7, 100));
+        EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100))), rc(0, 0));
         EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100)).fixed_code);
     }
     // Rows of 8-16 bytes, several slices a call: two slices a ymm, the
