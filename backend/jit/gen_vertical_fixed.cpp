@@ -275,11 +275,15 @@ void vertical_reg_generator::fixed_packed() {
     if (cfg_.prefetch)
         for (int p = 0; p < 2 * oss; p += 64) prefetcht0(ptr[reg_src + 4096 + p]);
     if (raw16()) {
-        // a: signed max, b: unsigned max, c: unsigned min (select16).
-        gather(a, 0);
-        copy16(b, a);
-        copy16(c, a);
-        for (int r = 1; r <= last; ++r) {
+        // a: signed max, b: unsigned max, c: unsigned min (select16),
+        // from the first two rows without copies.
+        const Ymm y(5);
+        gather(y, 0);
+        gather(x, 1);
+        vpmaxsw(a, y, x);
+        vpmaxuw(b, y, x);
+        vpminuw(c, y, x);
+        for (int r = 2; r <= last; ++r) {
             gather(x, r);
             vpmaxsw(a, a, x);
             vpmaxuw(b, b, x);
