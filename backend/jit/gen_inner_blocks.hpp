@@ -43,6 +43,9 @@ protected:
     // AVX2 rows of 2-4 (tiny_rows() hands them on): in-lane shuffles
     // (gen_inner_tiny_lanes.cpp).
     void tiny_rows_in_lanes();
+    // AVX2 bf16/f16 rows of 4-8 (tiny_rows() hands them on): 16 rows'
+    // words transposed into columns (gen_inner_tiny_words.cpp).
+    void tiny_rows_words();
 
     // AVX2, rows of block_n elements past whole vectors: the row's
     // last vector, ending at its end, given the address of its partial

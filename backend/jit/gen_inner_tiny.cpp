@@ -1,12 +1,12 @@
 // The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
 // AVX-512 rows of 2-16 f32 or 2-31 bf16/f16 elements, AVX2 rows of 2-7
-// (bf16/f16 widened to f32), one row per output, the rows and dst
-// contiguous. A block of 16 outputs would hold one short
+// (bf16/f16: 2-8), one row per output, the rows and dst contiguous. A block of 16 outputs would hold one short
 // row per register and fold 16 of them; here the rows stay in memory
 // order instead, and two-source permutes pair up elements of the same
 // row, halving the lanes per row at each step, until one vector holds a
 // vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 2-4 take
-// in-lane shuffles instead (gen_inner_tiny_lanes.cpp).
+// in-lane shuffles instead (gen_inner_tiny_lanes.cpp), but its 16-bit rows
+// of 4-8 transposes (gen_inner_tiny_words.cpp).
 #include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
 
@@ -89,7 +89,8 @@ void inner_blocks_generator::tiny_rows_leave(bool clear_flags, Label &l_skip) {
 void inner_blocks_generator::tiny_rows_store_and_next(const Xmm &out, const Xmm &tmp,
         bool words, int lanes, Label &again) {
     auto plain = [&] {
-        if (words) vmovdqu16(ptr[reg_dst], out);
+        if (words && is512()) vmovdqu16(ptr[reg_dst], out);
+        else if (words) vmovdqu(ptr[reg_dst], out);
         else store(ptr[reg_dst], out, cfg_.src_dt, tmp);
     };
     Label l_plain, l_stored;
@@ -115,10 +116,11 @@ bool inner_blocks_generator::tiny_rows_fit() const {
 }
 
 void inner_blocks_generator::tiny_rows() {
-    if (!is512() && cfg_.block_n <= 4) return tiny_rows_in_lanes();
-    // AVX-512 bf16/f16 permute and max the raw words (words); AVX2 widens
-    // them to exact f32 values (vlen() lanes: load) and narrows the maxes
-    // back (store).
+    // AVX2: f32 rows of 2-4 and 16-bit rows of 2-3 by in-lane shuffles,
+    // 16-bit rows of 4-8 by transposes, f32 rows of 5-7 below.
+    if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16()))) return tiny_rows_in_lanes();
+    if (!is512() && raw16()) return tiny_rows_words();
+    // AVX-512 bf16/f16 permute and max the raw words (words).
     const bool words = raw16() && is512();
     const tiny_shape s(cfg_.block_n, words ? vlen16() : vlen());
     const int lanes = s.lanes, n = s.n, esz = ssz(), tab_esz = words ? 2 : 4;
