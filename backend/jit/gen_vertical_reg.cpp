@@ -163,52 +163,6 @@ void vertical_reg_generator::rows_flagged() {
     test_invalid_flag();
 }
 
-void vertical_reg_generator::store_bytes(const RegExp &at, const Xmm &v, int bytes, const Xmm &t) {
-    const Xmm h(v.getIdx());
-    if (bytes > 16) {
-        vmovdqu(ptr[at], h);
-        vextracti128(Xmm(t.getIdx()), Ymm(v.getIdx()), 1);
-        return store_bytes(at + 16, t, bytes - 16, t);
-    }
-    if (bytes == 16) return vmovdqu(ptr[at], h);
-    int done = 0;
-    if (bytes >= 8) {
-        vmovq(ptr[at], h);
-        done = 8;
-    }
-    if (bytes - done >= 4) {
-        vpextrd(ptr[at + done], h, static_cast<uint8_t>(done / 4));
-        done += 4;
-    }
-    if (bytes - done >= 2) vpextrw(ptr[at + done], h, static_cast<uint8_t>(done / 2));
-}
-
-void vertical_reg_generator::load_bytes(const Xmm &v, const RegExp &at, int bytes, const Xmm &t) {
-    const Xmm h(v.getIdx());
-    if (bytes > 16) {
-        vmovdqu(h, ptr[at]);
-        load_bytes(t, at + 16, bytes - 16, t);
-        vinserti128(Ymm(v.getIdx()), Ymm(v.getIdx()), t, 1);
-        return;
-    }
-    if (bytes == 16) return vmovdqu(h, ptr[at]);
-    int done = 0;
-    if (bytes >= 8) {
-        vmovq(h, ptr[at]);
-        done = 8;
-    } else if (bytes >= 4) {
-        vmovd(h, ptr[at]);
-        done = 4;
-    } else {
-        vpxor(h, h, h);
-    }
-    if (bytes - done >= 4) {
-        vpinsrd(h, h, ptr[at + done], static_cast<uint8_t>(done / 4));
-        done += 4;
-    }
-    if (bytes - done >= 2) vpinsrw(h, h, ptr[at + done], static_cast<uint8_t>(done / 2));
-}
-
 void vertical_reg_generator::ld16(int i, const Xmm &v, const Address &a, bool exact) {
     if (!is512()) {
         if (exact && partial16() && pmasked(i)) load_bytes(v, a.getRegExp(), tail_bytes16(), Xmm(15));

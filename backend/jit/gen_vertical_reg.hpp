@@ -202,11 +202,6 @@ private:
     // load and one or two shuffles a slice, where load_bytes takes up to
     // five instructions).
     void fixed_tail_avx2(const Xmm &x, int r, int disp, const Xmm &t);
-    // The first `bytes` (up to 32) of v to `at`, in pieces of 16, 8, 4
-    // and 2 (AVX2's masked stores are dword-wide and slow on Zen), and
-    // back (zeros above them); t is clobbered past 16 bytes.
-    void store_bytes(const Xbyak::RegExp &at, const Xmm &v, int bytes, const Xmm &t);
-    void load_bytes(const Xmm &v, const Xbyak::RegExp &at, int bytes, const Xmm &t);
     // cfg_.block_row_stride set: slices two at a time, a slice a 16-byte
     // lane of a ymm, while the call's strides are the config's and two
     // slices are left (the others go on one at a time). With

@@ -82,6 +82,14 @@ protected:
             const Xbyak::Xmm &tmp);
     // bf16/f16: v's lanes narrowed into tmp's low half (returned), exact.
     Xbyak::Xmm narrow16(const Xbyak::Xmm &v, data_type dt, const Xbyak::Xmm &tmp);
+    // AVX2 (no masked word loads or stores): the first `bytes` (up to 32,
+    // even) of v to `at`, in pieces of 16, 8, 4 and 2 (its masked stores
+    // are dword-wide and slow on Zen), and back into v (zeros above them);
+    // t is clobbered past 16 bytes.
+    void store_bytes(const Xbyak::RegExp &at, const Xbyak::Xmm &v, int bytes,
+            const Xbyak::Xmm &t);
+    void load_bytes(const Xbyak::Xmm &v, const Xbyak::RegExp &at, int bytes,
+            const Xbyak::Xmm &t);
     // AVX-512 only: stores the lanes in k_tail_.
     void store_tail(const Xbyak::Address &a, const Xbyak::Xmm &v,
             data_type dt, const Xbyak::Xmm &tmp);
