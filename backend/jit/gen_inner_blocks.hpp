@@ -43,7 +43,7 @@ protected:
     // AVX2 rows of 2-4 (tiny_rows() hands them on): in-lane shuffles
     // (gen_inner_tiny_lanes.cpp).
     void tiny_rows_in_lanes();
-    // AVX2 bf16/f16 rows of 4-8 (tiny_rows() hands them on): 16 rows'
+    // AVX2 bf16/f16 rows of 4-16 (tiny_rows() hands them on): 16 rows'
     // words transposed into columns (gen_inner_tiny_words.cpp).
     void tiny_rows_words();
 

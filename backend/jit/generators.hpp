@@ -22,9 +22,9 @@ inline int64_t inner_block_max_n(data_type dt) {
 
 // Rows of n elements the inner kernels take as tiny rows, a vector of
 // outputs at a time in memory order (gen_inner_tiny.cpp): AVX-512 rows of
-// up to a vector (16-bit: 31 words), AVX2 rows of 2-7 (16-bit: 2-8).
+// up to a vector (16-bit: 31 words), AVX2 rows of 2-7 (16-bit: 2-16).
 inline bool inner_tiny_rows(isa_t isa, data_type dt, int64_t n) {
-    if (isa != isa_t::avx512_core) return n >= 2 && (n < 8 || (n == 8 && dt != data_type::f32));
+    if (isa != isa_t::avx512_core) return n >= 2 && (n < 8 || (n <= 16 && dt != data_type::f32));
     return n >= 2 && n <= (dt == data_type::f32 ? 16 : 31);
 }
 

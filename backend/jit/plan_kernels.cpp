@@ -232,7 +232,7 @@ void choose_kernels(plan &P, isa_t isa) {
         const int64_t vecs = P.n / vl;
         cfg.unroll = 2;
         while (cfg.unroll < max_unroll && vecs >= 4 * cfg.unroll) cfg.unroll *= 2;
-        // AVX2 takes rows of 2-7 (16-bit 2-8) as tiny rows (gen_inner_tiny.cpp) and
+        // AVX2 takes rows of 2-7 (16-bit 2-16) as tiny rows (gen_inner_tiny.cpp) and
         // longer ones as blocks (a partial last vector overlapping the one
         // before); rows of one element one output at a time.
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n >= 2))
