@@ -3,9 +3,6 @@
 // against the ref oracle, and the plans that choose them.
 #include "tests/jit/jit_reduce_fixture.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 namespace crest::impl::jit::test {
 namespace {
 
@@ -56,7 +53,6 @@ TEST_P(JitReduce, FixedBlocks) {
 // or in pieces (AVX2 16-bit): the block that ends src can end at a page
 // nothing follows.
 TEST_P(JitReduce, RegisterColumnsEndAtAPage) {
-    const size_t es = esize(dt()), page = size_t(sysconf(_SC_PAGESIZE));
     // Rows x columns: 7 rows of several widths, and small blocks (16-bit
     // rows of 3 columns or fewer are masked in every row: a whole xmm
     // from the second-to-last row of a 5x3 block ends past the slice);
@@ -64,29 +60,7 @@ TEST_P(JitReduce, RegisterColumnsEndAtAPage) {
     const std::vector<std::pair<int64_t, int64_t>> blocks {{7, 1}, {7, 5}, {7, 7}, {7, 9}, {7, 17},
             {7, 33}, {7, 300}, {7, 1001}, {3, 5}, {2, 9}, {4, 7}, {5, 3}, {40, 5}, {20, 12}, {33, 17},
             {17, 60}, {25, 31}};
-    for (auto [r, c] : blocks) {
-        const int64_t n = 50;
-        const reduce_problem p = make_problem(dt(), {n, r, c}, 0b010);
-        const size_t bytes = size_t(n * r * c) * es;
-        const size_t span_pages = (bytes + page - 1) / page + 1;
-        auto *base = static_cast<uint8_t *>(mmap(nullptr, span_pages * page, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-        ASSERT_NE(base, MAP_FAILED);
-        ASSERT_EQ(mprotect(base + (span_pages - 1) * page, page, PROT_NONE), 0);
-        uint8_t *src = base + (span_pages - 1) * page - bytes;
-        std::mt19937 rng(static_cast<unsigned>(r * 1000 + c));
-        for (size_t i = 0; i < size_t(n * r * c); ++i) put(src, i, dt(), random_bits(dt(), rng, false));
-        std::string why;
-        kernel_ptr k = make_reduce_max(p, pool2(), &why);
-        ASSERT_TRUE(k) << why;
-        std::vector<uint8_t> got(size_t(n * c) * es), want(got.size());
-        const void *in[] = {src};
-        void *out[] = {got.data()};
-        k->execute(in, out);
-        ref::reduce_max(p, src, want.data());
-        EXPECT_EQ(got, want) << "r=" << r << " c=" << c;
-        munmap(base, span_pages * page);
-    }
+    for (auto [r, c] : blocks) check_at_page_end(make_problem(dt(), {50, r, c}, 0b010), uint32_t(r * 1000 + c));
 }
 
 // AVX-512 unrolls slices of 2-16 rows of at most 512 bytes whose rows lie

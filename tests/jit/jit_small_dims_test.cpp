@@ -54,6 +54,17 @@ TEST_P(JitReduce, TinyRows) {
     }
 }
 
+// The tiny rows' loads stay within their group of rows (the AVX2 word
+// transposes read 16 bytes a row, the group's last rows the 16 that end
+// at their end; AVX-512's windows end at their last element): src can
+// end at a page nothing follows, whatever the row length and count.
+TEST_P(JitReduce, TinyRowsEndAtAPage) {
+    uint32_t seed = 4100;
+    for (int64_t n = 2; n <= 33; ++n)
+        for (int64_t outs : {16, 17, 32, 33, 50})
+            check_at_page_end(make_problem(dt(), {outs, n}, 2), seed++);
+}
+
 // Vertical over rows of under 64 bytes, one after another: a period of
 // whole vectors at a time, then a fold of the period's rows and the rows
 // left over (plan::period_code); rows of 256-511 columns by register

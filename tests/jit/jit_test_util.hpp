@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend/jit/isa.hpp"
 #include "backend/jit/jit_backend.hpp"
@@ -249,6 +251,36 @@ inline std::string check(const reduce_problem &p, const planting &pl = {},
         }
     }
     return k->name();
+}
+
+// Runs dense p (src and dst dense in its order) with src's last element
+// against a page nothing follows (reads past src fault), random values
+// from seed, and compares dst with ref bit for bit.
+inline void check_at_page_end(const reduce_problem &p, uint32_t seed) {
+    SCOPED_TRACE(describe(p) + " seed=" + std::to_string(seed));
+    const size_t es = esize(p.dt), page = size_t(sysconf(_SC_PAGESIZE));
+    const size_t ns = span(p.dims, p.src_strides);
+    const size_t bytes = ns * es, pages = (bytes + page - 1) / page + 1;
+    auto *base = static_cast<uint8_t *>(
+            mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(base, MAP_FAILED);
+    ASSERT_EQ(mprotect(base + (pages - 1) * page, page, PROT_NONE), 0);
+    uint8_t *src = base + (pages - 1) * page - bytes;
+    std::mt19937 rng(seed);
+    for (size_t i = 0; i < ns; ++i) put(src, i, p.dt, random_bits(p.dt, rng, false));
+    std::string why;
+    kernel_ptr k = make_reduce_max(p, pool2(), &why);
+    ASSERT_TRUE(k) << why;
+    dims_t kd = p.dims;
+    for (int i = 0; i < p.ndims(); ++i)
+        if (p.is_reduced(i)) kd[i] = 1;
+    std::vector<uint8_t> got(std::max<size_t>(span(kd, p.dst_strides), 1) * es), want(got.size());
+    const void *in[] = {src};
+    void *out[] = {got.data()};
+    k->execute(in, out);
+    ref::reduce_max(p, src, want.data());
+    EXPECT_EQ(got, want) << k->name();
+    munmap(base, pages * page);
 }
 
 } // namespace crest::impl::jit::test
