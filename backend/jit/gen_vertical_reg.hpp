@@ -2,8 +2,9 @@
 // blocks in gen_vertical_fixed.cpp): few columns (at most 16 vectors), the
 // whole column block in registers while every row streams past, so no dst
 // round trip per row. ncols must be in ((unroll - 1) * vlen, unroll *
-// vlen]; AVX2 also needs a whole number of 8-lane vectors, but for f32
-// with kernel_config::partial_last (its last vector by vmaskmovps).
+// vlen]; AVX2 also needs a whole number of 8-lane vectors, but with
+// kernel_config::partial_last (f32: its last vector by vmaskmovps;
+// 16-bit: partial16 below).
 #pragma once
 
 #include <functional>
@@ -165,7 +166,7 @@ private:
     // AVX2: vectors of up to 32 bytes; f32 in groups of up to 6, the last
     // vector by vmaskmovps under fixed_mask(); 16-bit in groups of up to
     // 4 (three statistics each), the last vector by fixed_tail_avx2 and
-    // fixed_store_part_avx2.
+    // store_bytes.
     bool fixed() const {
         return cfg_.block_rows > 1 && cfg_.block_cols > 0 && cfg_.src_dt == cfg_.dst_dt
                 && (raw16() || cfg_.block_cols <= nv() * vlen());

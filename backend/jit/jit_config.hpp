@@ -58,10 +58,12 @@ struct kernel_config {
     // ahead into L1 (prefetcht0) in the full steps, 0: none. Their two
     // statistics wait on each load (plan_prefetch.cpp, choose_tile_prefetch).
     int prefetch_l1_bytes = 0;
-    // vert_reg, AVX-512: the rows and columns of a slice the code is
-    // unrolled for (0: none). Fresh calls of exactly that block take
-    // straight-line slices in vectors only as wide as the columns
-    // (gen_vertical_fixed.cpp); other calls run the general loop.
+    // vert_reg: the rows and columns of a slice the code is unrolled for
+    // (0: none). Fresh calls of exactly that block take straight-line
+    // slices in vectors only as wide as the columns
+    // (gen_vertical_fixed.cpp); other calls run the general loop. AVX2
+    // 16-bit with partial_last sets block_cols alone too: the columns
+    // every call has.
     int block_rows = 0;
     int block_cols = 0;
     // With block_rows, rows of 8-16 bytes: the calls whose rows and
@@ -71,9 +73,11 @@ struct kernel_config {
     // 4 KiB ahead). 0: none.
     int block_row_stride = 0;
     int block_slice_stride = 0;
-    // vert_reg, AVX2 f32: the columns are not a whole number of vectors;
-    // the last vector is read and written by vmaskmovps (AVX-512 masks its
-    // last vector always).
+    // vert_reg, AVX2: the columns are not a whole number of vectors. f32
+    // reads and writes the last vector by vmaskmovps; 16-bit reads it
+    // whole but in a slice's last row, which reads its block_cols' bytes
+    // in pieces, as the stores write them (AVX-512 masks its last vector
+    // always).
     bool partial_last = false;
     // inner tiny rows, and vert_tile's passes that end a tile: dst written
     // with non-temporal stores where it is aligned to them (plan_prefetch.cpp,
