@@ -210,6 +210,14 @@ struct planting {
     bool negative = false;       // every random value's sign set
 };
 
+// Elements dst spans (reduced dims count 1 even where src's are 0).
+inline size_t dst_span(const reduce_problem &p) {
+    dims_t kd = p.dims;
+    for (int i = 0; i < p.ndims(); ++i)
+        if (p.is_reduced(i)) kd[i] = 1;
+    return std::max<size_t>(span(kd, p.dst_strides), 1);
+}
+
 // Runs p with the JIT (current ISA cap) and with ref, compares every dst
 // element (NaN == NaN, +0 == -0) and the guards. Returns the kernel name.
 inline std::string check(const reduce_problem &p, const planting &pl = {},
@@ -221,10 +229,7 @@ inline std::string check(const reduce_problem &p, const planting &pl = {},
     if (!k) return "";
     const size_t es = esize(p.dt);
     const size_t ns = span(p.dims, p.src_strides);
-    dims_t kd = p.dims;  // dst dims: reduced ones are 1 even when src's are 0
-    for (int i = 0; i < p.ndims(); ++i)
-        if (p.is_reduced(i)) kd[i] = 1;
-    const size_t nd = std::max<size_t>(span(kd, p.dst_strides), 1);
+    const size_t nd = dst_span(p);
     guarded src(ns * es);
     std::mt19937 rng(seed);
     const uint32_t sign = pl.negative ? (p.dt == data_type::f32 ? 0x80000000u : 0x8000u) : 0;
@@ -271,10 +276,7 @@ inline void check_at_page_end(const reduce_problem &p, uint32_t seed) {
     std::string why;
     kernel_ptr k = make_reduce_max(p, pool2(), &why);
     ASSERT_TRUE(k) << why;
-    dims_t kd = p.dims;
-    for (int i = 0; i < p.ndims(); ++i)
-        if (p.is_reduced(i)) kd[i] = 1;
-    std::vector<uint8_t> got(std::max<size_t>(span(kd, p.dst_strides), 1) * es), want(got.size());
+    std::vector<uint8_t> got(dst_span(p) * es), want(got.size());
     const void *in[] = {src};
     void *out[] = {got.data()};
     k->execute(in, out);
