@@ -172,6 +172,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
     w.family = family_t::vert_reg;
     w.src_dt = w.dst_dt = P.dt;
     w.unroll = static_cast<int>((period + vl - 1) / vl);
+    w.fused16 = fused_columns16(P, isa, period * P.esz);
     P.period = period;
     P.period_code = get_code(w);
 }
@@ -206,7 +207,7 @@ void choose_kernels(plan &P, isa_t isa) {
             cfg.unroll = static_cast<int>((P.jd.n + vl - 1) / vl);
             cfg.partial_last = avx2_partial;
             if (avx2_partial && P.dt != data_type::f32) cfg.block_cols = static_cast<int>(P.jd.n);
-            cfg.fused16 = fused_columns16(P, isa);
+            cfg.fused16 = fused_columns16(P, isa, P.rows.ss);
             P.out_align = P.jd.n;  // the kernel takes whole column groups
             if (fixed_block(P, isa)) {
                 cfg.block_rows = static_cast<int>(P.rows.n);

@@ -18,9 +18,10 @@ enum class streams { one, many, many_16bit_far };
 // Whether the kernels should prefetch src, as when it streams from memory.
 bool prefetch_src(int64_t src_bytes, streams kind);
 
-// AVX-512's 16-bit register columns read both statistics from memory
+// AVX-512's 16-bit register columns over rows row_stride bytes apart
+// (the plan's rows, or a period's) read both statistics from memory
 // (kernel_config::fused16).
-bool fused_columns16(const plan &P, isa_t isa);
+bool fused_columns16(const plan &P, isa_t isa, int64_t row_stride);
 
 // AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16).
 bool fused_loads16(const plan &P, isa_t isa);

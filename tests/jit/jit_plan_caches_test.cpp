@@ -159,7 +159,8 @@ TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
 // AVX-512's 16-bit register columns read rows into both statistics from
 // memory from half the L3's size on where rows start on lines
 // (fused_columns16): k x 64 x 64 x 64 reducing axes 0 and 2 (rows of 128
-// bytes), not below the size, nor over rows of 120 bytes, nor f32.
+// bytes), not below the size, nor over rows of 120 bytes, nor f32; the
+// same for the periodic plans' register columns.
 TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
@@ -175,6 +176,20 @@ TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
     EXPECT_FALSE(cfg(data_type::f16, {k / 4, 64, 64, 64}).fused16);
     EXPECT_FALSE(cfg(data_type::f16, {k, 64, 64, 60}).fused16);
     EXPECT_FALSE(cfg(data_type::f32, {k, 64, 64, 64}).fused16);
+    // Rows of 2 columns read as periods of 64 (128 bytes); 5 columns'
+    // period of 80 is not a whole number of lines.
+    auto period = [](data_type dt, int64_t rows, int64_t cols) {
+        const plan P = plan_on_two(make_problem(dt, {1, 1, rows, cols}, 0b0100));
+        EXPECT_TRUE(P.period_code) << rows << "x" << cols;
+        return P.period_code ? P.period_code->cfg : kernel_config {};
+    };
+    const int64_t rows = l3 / 2 / 4 + 64;
+    const kernel_config two = period(data_type::bf16, rows, 2);
+    ASSERT_EQ(two.family, family_t::vert_reg);
+    EXPECT_EQ(two.fused16, z);
+    EXPECT_FALSE(period(data_type::bf16, rows / 4, 2).fused16);
+    EXPECT_FALSE(period(data_type::bf16, rows, 5).fused16);
+    EXPECT_FALSE(period(data_type::f32, rows, 2).fused16);
 }
 
 // Transposed outputs (channels-last src reducing N into an NCHW dst)
