@@ -147,6 +147,17 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         if (P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
+        // Rows off the lines' grid whose period is whole lines: the
+        // period's tile fuses its loads where a tile over such rows
+        // would (fused_loads16). Zen 4, 25 MiB, ab_runs.sh, % of the
+        // roofline: bf16 128x128x28x28 axis 1 (periods of 8 rows of 1568
+        // bytes) 59-71 -> 69-77, f16 67-70 -> 79.
+        if (!tile->cfg.fused16 && !tile->cfg.prefetch && P.rows.n / k >= 16
+                && fused_columns16(P, isa, k * c * P.esz)) {
+            kernel_config fused = tile->cfg;
+            fused.fused16 = true;
+            P.period_code = get_code(fused);
+        }
         return;
     }
     int64_t period = std::lcm(c, vl);

@@ -132,7 +132,8 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
 // from half the L3's size on where rows lie a multiple of 64 bytes apart
 // (plan_prefetch.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
 // 6272 B apart), not over rows 6200 B apart, nor below the size, nor
-// f32, nor on AVX2; the two-stage plans' slab tiles follow the rule.
+// f32, nor on AVX2; the two-stage plans' slab tiles and a period's
+// tile (rows taken several a period) follow the rule.
 TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
@@ -154,6 +155,16 @@ TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
     const plan slabs = plan_on_two(make_problem(data_type::f16, {k, 64, 56, 56}, 0b1010));
     ASSERT_TRUE(slabs.slab_code);
     EXPECT_EQ(slabs.slab_code->cfg.fused16, z);
+    // Rows of 1568 bytes, off the lines' grid, taken 8 a period (12544
+    // bytes): the period's tile fuses, the plan's own does not.
+    const int64_t maps = l3 / 2 / (128 * 784 * 2) + 1;
+    const plan periods = plan_on_two(make_problem(data_type::bf16, {maps, 128, 784}, 0b010));
+    EXPECT_FALSE(periods.code->cfg.fused16);
+    if (z) {
+        ASSERT_TRUE(periods.period_code);
+        EXPECT_EQ(periods.period, 8 * 784);
+        EXPECT_TRUE(periods.period_code->cfg.fused16);
+    }
 }
 
 // AVX-512's 16-bit register columns read rows into both statistics from
