@@ -46,6 +46,10 @@ protected:
     // AVX2 bf16/f16 rows of 4-16 (tiny_rows() hands them on): 16 rows'
     // words transposed into columns (gen_inner_tiny_words.cpp).
     void tiny_rows_words();
+    // AVX-512 bf16/f16 rows of 2-3 (tiny_rows() hands them on): each
+    // row's elements as floats in dwords' high halves, maxed by vmaxps
+    // (gen_inner_tiny_dwords.cpp).
+    void tiny_rows_dwords();
 
     // AVX2, rows of block_n elements past whole vectors: the row's
     // last vector, ending at its end, given the address of its partial

@@ -6,7 +6,8 @@
 // row, halving the lanes per row at each step, until one vector holds a
 // vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 2-4 take
 // in-lane shuffles instead (gen_inner_tiny_lanes.cpp), but its 16-bit rows
-// of 4-16 transposes (gen_inner_tiny_words.cpp).
+// of 4-16 transposes (gen_inner_tiny_words.cpp); AVX-512's 16-bit rows of
+// 2-3 float maxes of dwords (gen_inner_tiny_dwords.cpp).
 #include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
 
@@ -120,6 +121,7 @@ void inner_blocks_generator::tiny_rows() {
     // 16-bit rows of 4-16 by transposes, f32 rows of 5-7 below.
     if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16()))) return tiny_rows_in_lanes();
     if (!is512() && raw16()) return tiny_rows_words();
+    if (raw16() && cfg_.block_n <= 3) return tiny_rows_dwords();
     // AVX-512 bf16/f16 permute and max the raw words (words).
     const bool words = raw16() && is512();
     const tiny_shape s(cfg_.block_n, words ? vlen16() : vlen());

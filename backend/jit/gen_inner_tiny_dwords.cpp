@@ -1,0 +1,118 @@
+// AVX-512's bf16/f16 tiny rows of 2-3 (gen_inner_blocks.hpp,
+// tiny_rows_dwords(), which tiny_rows() hands them): each row's elements
+// go into the high halves of dwords, low halves zero, where vmaxps orders
+// them as the values (bf16: the dword is the element as a float; f16: the
+// float orders like the f16 bits, as the raw pairs of
+// gen_inner_blocks16.cpp). A NaN raises the invalid flag, except f16
+// negative NaNs whose bits make no float NaN: the unsigned-max chains of
+// the raw words show those. Either leaves the call to the exact paths.
+// The words' signed maxes that tiny_rows() keeps are the answer only for
+// rows that saw a value >= +0; with random signs nearly every group of 32
+// rows of 2-3 has a row of negatives only and took keys (two
+// instructions a loaded vector, one of them at one a cycle on Zen 4).
+// Rows of 3: three zero-masked permutes and two maxes a window of 16
+// rows, one permute packs two windows' high halves; rows of 2 are
+// already a dword a row (the high half masked, the low one shifted up).
+// Zen 4, ab_runs.sh with two copies of each build, % of the roofline,
+// keys -> dwords: rows of 3 with random signs, channels-last
+// 64x3x224x224 reducing C (19 MB) bf16 51-53 -> 59-63, f16 52-54 ->
+// 68-71; 349525x3 bf16 (2 MB) 44-46 -> 65; positive data tied (the
+// signed maxes: 47-69 either way). Rows of 2: 524288x2 bf16 random
+// 61-63 -> 63-64; at 25 MB both 38-41 (bound by writing dst, half of
+// src's size).
+#include "backend/jit/gen_inner_blocks.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+void inner_blocks_generator::tiny_rows_dwords() {
+    const int n = cfg_.block_n, lanes = vlen16(), half = lanes / 2;
+    // A window of 16 rows: rows of 3 in the vector at its start and the
+    // one that ends it (16 words on), rows of 2 in one vector.
+    const int window_bytes = half * n * 2, second_at = half * n - lanes;
+    // Tables: per element k of a row (rows of 3), word 2r + 1 takes row
+    // r's element k from (first, second); then the pack, word i the high
+    // half of dword i % 16 of window i / 16.
+    std::vector<std::vector<uint16_t>> tables;
+    if (n == 3) {
+        for (int k = 0; k < 3; ++k) {
+            std::vector<uint16_t> t(size_t(lanes), 0);
+            for (int r = 0; r < half; ++r) {
+                const int e = r * n + k;
+                t[size_t(2 * r + 1)] = uint16_t(e < lanes ? e : lanes + e - second_at);
+            }
+            tables.push_back(t);
+        }
+    }
+    std::vector<uint16_t> pack(static_cast<size_t>(lanes));
+    for (int i = 0; i < lanes; ++i) pack[size_t(i)] = uint16_t((i / half) * lanes + 2 * (i % half) + 1);
+    tables.push_back(pack);
+    auto table_reg = [&](int t) { return vmm(31 - t); };
+    const Xmm pack_reg = table_reg(static_cast<int>(tables.size()) - 1);
+    const Xmm a = vmm(16), b = vmm(17), x = vmm(18), y = vmm(19), high_mask = vmm(20);
+    const Xmm chain0 = vmm(21), chain1 = vmm(22);
+    const Opmask k_high = Opmask(1);  // the dwords' high words
+    const bool chains = f16_bits();
+
+    Label l_tables, l_code, l_skip, l_group, l_tested;
+    jmp(l_code, T_NEAR);
+    align(64);
+    L(l_tables);
+    for (const auto &t : tables)
+        for (uint16_t w : t) dw(w);
+    L(l_code);
+    tiny_rows_enter(lanes, l_skip);
+    for (size_t i = 0; i < tables.size(); ++i)
+        vmovdqu32(table_reg(int(i)), ptr[rip + l_tables + int(i) * lanes * 2]);
+    mov(eax, 0xaaaaaaaa);
+    kmovd(k_high, eax);
+    mov(eax, 0xffff0000);
+    vpbroadcastd(high_mask, eax);
+    if (chains) {
+        zero16(chain0);
+        zero16(chain1);
+    }
+    L(l_group);
+    for (int w = 0; w < 2; ++w) {
+        const Xmm out = vmm(w);
+        vmovdqu32(a, ptr[reg_src + w * window_bytes]);
+        if (n == 3) vmovdqu32(b, ptr[reg_src + w * window_bytes + second_at * 2]);
+        if (chains) {
+            vpmaxuw(chain0, chain0, a);
+            if (n == 3) vpmaxuw(chain1, chain1, b);
+        }
+        if (n == 2) {
+            vpandd(x, a, high_mask);
+            vpslld(out, a, 16);
+            vmaxps(out, out, x);
+            continue;
+        }
+        // Element k of each row, as a float: a copy of the first vector
+        // permuted with the second, its low words zeroed.
+        auto element = [&](const Xmm &to, int k) {
+            vmovdqa32(to, a);
+            vpermt2w(to | k_high | T_z, table_reg(k), b);
+        };
+        element(x, 0);
+        element(y, 1);
+        vmaxps(x, x, y);
+        element(y, 2);
+        vmaxps(out, x, y);
+    }
+    vpermt2w(vmm(0), pack_reg, vmm(1));
+    tiny_rows_store_and_next(vmm(0), x, true, lanes, l_group);
+    if (chains) {
+        bcast16(c_neg_inf(), neg_inf16());
+        test_negative_nan_chains(chain0, chain1, chain0, chain1);
+        jnz(l_tested, T_NEAR);  // a negative NaN: ZF clear
+    }
+    test_invalid_flag();
+    L(l_tested);
+    tiny_rows_leave(true, l_skip);
+}
+
+} // namespace crest::impl::jit
