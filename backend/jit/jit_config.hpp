@@ -40,11 +40,12 @@ struct kernel_config {
     // keep a register between load and max (gen_vertical_skew.cpp) and
     // the blocks their ordered-lane compares (gen_inner_blocks.cpp).
     bool prefetch = false;
-    // vert_tile, bf16/f16 on AVX-512, without prefetch (which implies it):
-    // the skewed rows give both statistics the vector from memory (two L1
-    // reads, no register between), as the prefetching tiles do: fewer
+    // vert_tile, bf16/f16 on AVX-512: the skewed rows give both
+    // statistics the vector from memory (two L1 reads, no register
+    // between), as the prefetching tiles do (prefetch implies it there),
+    // and the checked straight groups the second row of each pair: fewer
     // instructions waiting on each load where the rows stream from beyond
-    // L2 (plan_prefetch.cpp, fused_loads16).
+    // L2 (plan_prefetch.cpp, fused_loads16 and choose_tile_prefetch).
     bool fused16 = false;
     // vert_tile with prefetch: how far ahead; 0: 1 KiB (the inner rows
     // always). 4 KiB for 16-bit tiles of rows at least 32 KiB wide, 16 KiB
