@@ -42,7 +42,7 @@ protected:
         // the next pass, into L1 or not, with and without a scratch tile
         // (same results).
         const bool prefetch = family == family_t::vert_tile && seed % 2;
-        const bool fused16 = seed % 4 == 2;  // tiles and 16-bit register columns
+        const bool fused16 = seed % 4 >= 2;  // tiles (some prefetching) and 16-bit register columns
         const bool with_scratch = family == family_t::vert_tile && seed % 3 != 0;
         SCOPED_TRACE("family=" + std::to_string(int(family)) + " prefetch=" + std::to_string(prefetch)
                 + " fused16=" + std::to_string(fused16)

@@ -71,10 +71,13 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
         EXPECT_EQ(narrow.code->cfg.prefetch_pass, max_isa() == isa_t::avx512_core);
         EXPECT_EQ(narrow.code->cfg.fused16, max_isa() == isa_t::avx512_core);
         // Slices of under 16 rows one after another: 16 KiB ahead, from
-        // half the L3's size (AVX-512).
+        // half the L3's size (AVX-512), their 16-bit rows on lines fused
+        // (rows of 1024 bytes; not 1000).
         const plan few = make16({half_l3_rows * 64, 14, 512}, 0b010);
         EXPECT_EQ(few.code->cfg.prefetch, max_isa() == isa_t::avx512_core);
         EXPECT_EQ(few.code->cfg.prefetch_bytes, max_isa() == isa_t::avx512_core ? 16384 : 0);
+        EXPECT_EQ(few.code->cfg.fused16, max_isa() == isa_t::avx512_core);
+        EXPECT_FALSE(make16({half_l3_rows * 66, 14, 500}, 0b010).code->cfg.fused16);
         // The same past the L3's size (f32, twice the bytes and more): the
         // slices keep their rule, the next pass's rows need passes of 16.
         const plan few_big = make({half_l3_rows * 256, 14, 512}, 0b010);
