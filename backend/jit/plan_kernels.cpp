@@ -224,6 +224,7 @@ void choose_kernels(plan &P, isa_t isa) {
                 cfg.block_rows = static_cast<int>(P.rows.n);
                 cfg.block_cols = static_cast<int>(P.jd.n);
                 pack_slices(P, cfg);
+                cfg.stream_dst = stream_dst(P, isa, cfg);
             }
         }
     }

@@ -25,6 +25,7 @@ struct config_case {
     int block_row_stride = 0;
     int block_slice_stride = 0;
     bool partial_last = false;
+    bool stream_dst = false;
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
@@ -32,7 +33,7 @@ struct config_case {
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
 // far), or prefetching the next pass (AVX2 16-bit: or into L1); fixed blocks of 2-16 rows
 // (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider;
-// rows of 8-16 bytes two slices a ymm).
+// rows of 8-16 bytes two slices a ymm; AVX-512's staging dst).
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -81,12 +82,21 @@ std::vector<config_case> plannable_configs() {
                     if (!z && esz == 4 && (cols > 64 || (cols % 8 != 0 && cols >= 56))) continue;
                     if (!z && esz == 2 && cols < 4) continue;
                     const int unroll = wide ? 16 : !z && esz == 2 ? 8 : (cols + vl - 1) / vl;
-                    r.push_back({isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols});
-                    // Rows of 8-16 bytes: two slices a ymm, prefetching or not.
-                    if (cols * esz >= 8 && cols * esz <= 16 && (z || esz == 2 || cols < 56))
-                        for (bool pf : {false, true})
-                            r.push_back({isa, family_t::vert_reg, dt, unroll, 0, pf, false, 0, false, rows, cols,
-                                    0, cols * esz, rows * cols * esz});
+                    // AVX-512 from half the L3: dst staged (stream_dst).
+                    for (bool stream : {false, true}) {
+                        if (stream && (!z || wide)) continue;
+                        config_case c {isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols};
+                        c.stream_dst = stream;
+                        r.push_back(c);
+                        // Rows of 8-16 bytes: two slices a ymm, prefetching or not.
+                        if (cols * esz >= 8 && cols * esz <= 16 && (z || esz == 2 || cols < 56))
+                            for (bool pf : {false, true}) {
+                                c.prefetch = pf;
+                                c.block_row_stride = cols * esz;
+                                c.block_slice_stride = rows * cols * esz;
+                                r.push_back(c);
+                            }
+                    }
                 }
         }
     }
@@ -112,6 +122,7 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         cfg.block_row_stride = c.block_row_stride;
         cfg.block_slice_stride = c.block_slice_stride;
         cfg.partial_last = c.partial_last;
+        cfg.stream_dst = c.stream_dst;
         code_buffer buf;
         jit_fn fn = nullptr;
         try {
