@@ -49,7 +49,8 @@ void inner_blocks_generator::tiny_rows_dwords() {
         }
     }
     std::vector<uint16_t> pack(static_cast<size_t>(lanes));
-    for (int i = 0; i < lanes; ++i) pack[size_t(i)] = uint16_t((i / half) * lanes + 2 * (i % half) + 1);
+    for (int i = 0; i < lanes; ++i)
+        pack[size_t(i)] = uint16_t((i / half) * lanes + 2 * (i % half) + 1);
     tables.push_back(pack);
     auto table_reg = [&](int t) { return vmm(31 - t); };
     const Xmm pack_reg = table_reg(static_cast<int>(tables.size()) - 1);

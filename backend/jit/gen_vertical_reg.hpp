@@ -1,5 +1,5 @@
 // The `vert_reg` family's generator (gen_vertical_reg.cpp, its fixed
-// blocks in gen_vertical_fixed.cpp): few columns (at most 16 vectors), the
+// blocks in gen_vertical_fixed*.cpp): few columns (at most 16 vectors), the
 // whole column block in registers while every row streams past, so no dst
 // round trip per row. ncols must be in ((unroll - 1) * vlen, unroll *
 // vlen]; AVX2 also needs a whole number of 8-lane vectors, but with
@@ -153,7 +153,8 @@ private:
     // keep all three (AVX2 always).
     void outer_loop_keys();
 
-    // --- Fixed blocks (cfg_.block_rows, gen_vertical_fixed.cpp) ---
+    // --- Fixed blocks (cfg_.block_rows, gen_vertical_fixed.cpp and
+    // gen_vertical_fixed_slices.cpp) ---
     // A fresh call (no accumulate) of exactly block_rows x block_cols per
     // slice runs each slice straight-line, every row a max with a memory
     // operand (16-bit: a load and the three statistics), in vectors as

@@ -70,7 +70,7 @@ struct kernel_config {
     // With block_rows, rows of 8-16 bytes: the calls whose rows and
     // slices lie these many bytes apart take 2 slices a ymm, a slice in
     // each 16-byte lane, at offsets fixed in the code
-    // (gen_vertical_fixed.cpp, fixed_packed; there `prefetch` takes src
+    // (gen_vertical_fixed_slices.cpp, fixed_packed; there `prefetch` takes src
     // 4 KiB ahead). 0: none.
     int block_row_stride = 0;
     int block_slice_stride = 0;

@@ -54,10 +54,11 @@ bool prefetch_src(int64_t src_bytes, streams kind) {
 // 16x32x32x64 axes 0,2, 2 MiB) it cost 24.0 -> 25.3 us in one A/B. The
 // exact slices (three statistics, after a lane of negatives only) read
 // equal either way (negative data) and keep the load. The periodic
-// plans' register columns (rows of a few columns read as periods of
-// whole lines, plan_period: 2, 3, 4 or 6 columns) gained as much: bf16 6553600x2 axis 0, 25 MiB,
-// ab_runs.sh with two copies of each build, 70-96 -> 87-113%, f16 83-87
-// -> 89-90%; channels-last 64x3x224x224 axes 2,3 bf16 79-95 -> 84-90%.
+// plans' register columns (rows of 2, 3, 4 or 6 columns read as periods
+// of whole lines, plan_period) gained as much: bf16 6553600x2 axis 0, 25
+// MiB, ab_runs.sh with two copies of each build, 70-96 -> 87-113%, f16
+// 83-87 -> 89-90%; channels-last 64x3x224x224 axes 2,3 bf16 79-95 ->
+// 84-90%.
 bool fused_columns16(const plan &P, isa_t isa, int64_t row_stride) {
     return P.dt != data_type::f32 && isa == isa_t::avx512_core && row_stride % 64 == 0
             && prefetch_src(P.src_bytes, streams::many_16bit_far);
@@ -98,17 +99,19 @@ bool fused_loads16(const plan &P, isa_t isa) {
 // at 1-10 MiB gained 2-5 points, and bf16 rows of 3 and 5 (9-13 MiB) tied.
 // AVX-512's fixed blocks (NCHW reducing H of small maps: a seventh of
 // src's size for 7x7 maps) stage a dense dst on the stack, whole lines,
-// then stream it (gen_vertical_fixed.cpp, fixed_staged): ab_runs.sh, two
+// then stream it (gen_vertical_fixed_slices.cpp, fixed_staged): ab_runs.sh, two
 // copies of each build, 7x7 maps f32 (25.7 MB) 55-58 -> 74-78, bf16
 // 53-54 -> 59; 9x9 f16 (20.7 MB) 48-52 -> 58-62; 14x14 bf16 67-73 ->
 // 71-78, f32 77-80 -> 81.
 bool stream_dst(const plan &P, isa_t isa, const kernel_config &cfg) {
-    const bool large_dst = cfg.family == family_t::inner
-            ? inner_tiny_rows(isa, P.dt, cfg.block_n)
-            : cfg.family == family_t::vert_reg
-                    ? cfg.block_rows > 0 && isa == isa_t::avx512_core
-                    : cfg.family == family_t::vert_tile && P.rows.n < 16
-                            && (isa == isa_t::avx512_core || P.dt == data_type::f32);
+    bool large_dst = false;
+    switch (cfg.family) {
+        case family_t::inner: large_dst = inner_tiny_rows(isa, P.dt, cfg.block_n); break;
+        case family_t::vert_reg: large_dst = cfg.block_rows > 0 && isa == isa_t::avx512_core; break;
+        case family_t::vert_tile:
+            large_dst = P.rows.n < 16 && (isa == isa_t::avx512_core || P.dt == data_type::f32);
+            break;
+    }
     return large_dst && prefetch_src(P.src_bytes + P.n_out * P.esz, streams::many_16bit_far);
 }
 

@@ -1,7 +1,7 @@
 // The fixed blocks (NCHW reducing H of small maps) called directly with
 // kernel_config::stream_dst: calls whose dst is dense and on a line go a
 // stage of slices at a time through the stack to non-temporal stores
-// (gen_vertical_fixed.cpp, fixed_staged); the others, and the slices past
+// (gen_vertical_fixed_slices.cpp, fixed_staged); the others, and the slices past
 // the last whole stage, as before. Plans reach it only from half the L3's
 // size.
 #include <numeric>
