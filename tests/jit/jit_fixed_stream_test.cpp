@@ -24,7 +24,8 @@ protected:
             int64_t nan_slice, uint32_t seed) {
         SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols)
                 + " packed=" + std::to_string(packed) + " n_outer=" + std::to_string(n_outer)
-                + " dst_offset=" + std::to_string(dst_offset) + " dst_pad=" + std::to_string(dst_pad)
+                + " dst_offset=" + std::to_string(dst_offset)
+                + " dst_pad=" + std::to_string(dst_pad)
                 + " nan_slice=" + std::to_string(nan_slice));
         const size_t es = esize(dt());
         const int64_t slice = int64_t(rows) * cols, dst_stride = cols + dst_pad;
@@ -44,15 +45,16 @@ protected:
         guarded src(size_t(n_outer * slice) * es), dst_buf(size_t(n_outer * dst_stride) * es + 128);
         uint8_t *const dst = past_line(dst_buf.data(), dst_offset);
         std::mt19937 rng(seed);
-        for (int64_t i = 0; i < n_outer * slice; ++i) put(src.data(), i, dt(), random_bits(dt(), rng, false));
+        for (int64_t i = 0; i < n_outer * slice; ++i)
+            put(src.data(), i, dt(), random_bits(dt(), rng, false));
         if (nan_slice >= 0)
             put(src.data(), nan_slice * slice + slice - 1, dt(),
                     dt() == data_type::f32 ? qnan_bits(dt()) : negative_nan(dt()));
         std::vector<uint32_t> want(size_t(n_outer * cols));
         for (int64_t o = 0; o < n_outer; ++o)
             for (int64_t c = 0; c < cols; ++c)
-                want[size_t(o * cols + c)] =
-                        expected(src.data() + (o * slice + c) * es, rows, cols, nullptr, false, dt());
+                want[size_t(o * cols + c)] = expected(
+                        src.data() + (o * slice + c) * es, rows, cols, nullptr, false, dt());
         const vert_call a {src.data(), dst, cols, rows, int64_t(cols * es), false, n_outer,
                 int64_t(slice * es), int64_t(dst_stride * es), nullptr, nullptr};
         code->fn(&a);
@@ -78,8 +80,8 @@ TEST_P(JitFixedStream, StagesAndTheRest) {
         int rows, cols;
         bool packed;
     };
-    const std::vector<block> blocks {{7, 7, narrow}, {14, 14, false}, {3, 3, !narrow}, {5, 13, false},
-            {9, 17, false}, {2, 5, narrow}};
+    const std::vector<block> blocks {{7, 7, narrow}, {14, 14, false}, {3, 3, !narrow},
+            {5, 13, false}, {9, 17, false}, {2, 5, narrow}};
     uint32_t seed = 900;
     for (const block &b : blocks) {
         const int64_t b_bytes = b.cols * int64_t(esize(dt()));
