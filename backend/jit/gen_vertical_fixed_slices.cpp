@@ -99,7 +99,7 @@ int vertical_reg_generator::fixed_stage_bytes() const {
 }
 
 bool vertical_reg_generator::fixed_streams() const {
-    return cfg_.stream_dst && is512() && fixed_stage_bytes() <= 1024;
+    return cfg_.stream_dst && fixed_stage_bytes() <= 1024;
 }
 
 void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
@@ -132,10 +132,11 @@ void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
         mov(reg_outer, g);
         mov(reg_dst, reg_stage);
         slices();
-        const Zmm line(0);
-        for (int off = 0; off < stage; off += 64) {
-            vmovdqa32(line, ptr[reg_stage + off]);
-            vmovntdq(ptr[reg_to + off], line);
+        const int vb = is512() ? 64 : 32;
+        for (int off = 0; off < stage; off += vb) {
+            if (is512()) vmovdqa32(Zmm(0), ptr[reg_stage + off]);
+            else vmovdqa(Ymm(0), ptr[reg_stage + off]);
+            vmovntdq(ptr[reg_to + off], is512() ? Xmm(Zmm(0)) : Xmm(Ymm(0)));
         }
         add(reg_to, stage);
         sub(reg_left, g);

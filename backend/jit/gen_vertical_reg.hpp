@@ -178,7 +178,7 @@ private:
     Xmm fixed_temp() const { return fw(14); }
     const Reg64 reg_fixed_cnt = rbx;  // groups left in the slice (saved)
     void fixed_entry(const Label &general);
-    // cfg_.stream_dst (AVX-512, a stage of at most 1 KiB): the calls
+    // cfg_.stream_dst (a stage of at most 1 KiB): the calls
     // with a dense, line-aligned dst take their slices a stage at a
     // time (fixed_staged: slices() writes them at reg_dst, as many as
     // reg_outer holds), the stage's whole lines then non-temporal to

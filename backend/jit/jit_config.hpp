@@ -81,9 +81,9 @@ struct kernel_config {
     // always).
     bool partial_last = false;
     // inner tiny rows, and vert_tile's passes that end a tile: dst written
-    // with non-temporal stores where it is aligned to them; AVX-512
-    // vert_reg fixed blocks: a dense, line-aligned dst through a stage of
-    // whole lines on the stack (plan_prefetch.cpp, stream_dst).
+    // with non-temporal stores where it is aligned to them; vert_reg
+    // fixed blocks: a dense, line-aligned dst through a stage of whole
+    // lines on the stack (plan_prefetch.cpp, stream_dst).
     bool stream_dst = false;
 
     auto tie() const {

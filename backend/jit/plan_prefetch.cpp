@@ -97,17 +97,19 @@ bool fused_loads16(const plan &P, isa_t isa) {
 // rows of 2 at 4 MiB lost 57-62 -> 45-47 (dst stays in the caches from
 // one call to the next there, which streaming throws away); f32 rows of 4
 // at 1-10 MiB gained 2-5 points, and bf16 rows of 3 and 5 (9-13 MiB) tied.
-// AVX-512's fixed blocks (NCHW reducing H of small maps: a seventh of
-// src's size for 7x7 maps) stage a dense dst on the stack, whole lines,
-// then stream it (gen_vertical_fixed_slices.cpp, fixed_staged): ab_runs.sh, two
-// copies of each build, 7x7 maps f32 (25.7 MB) 55-58 -> 74-78, bf16
+// The fixed blocks (NCHW reducing H of small maps: a seventh of src's
+// size for 7x7 maps) stage a dense dst on the stack, whole lines, then
+// stream it (gen_vertical_fixed_slices.cpp, fixed_staged): ab_runs.sh,
+// two copies of each build, 7x7 maps f32 (25.7 MB) 55-58 -> 74-78, bf16
 // 53-54 -> 59; 9x9 f16 (20.7 MB) 48-52 -> 58-62; 14x14 bf16 67-73 ->
-// 71-78, f32 77-80 -> 81.
+// 71-78, f32 77-80 -> 81. Capped to AVX2: 7x7 maps f32 52 -> 56-58,
+// bf16 50-51 -> 57-61; 9x9 f16 42-46 -> 52-53; 14x14 bf16 and f32 +0
+// to +4.
 bool stream_dst(const plan &P, isa_t isa, const kernel_config &cfg) {
     bool large_dst = false;
     switch (cfg.family) {
         case family_t::inner: large_dst = inner_tiny_rows(isa, P.dt, cfg.block_n); break;
-        case family_t::vert_reg: large_dst = cfg.block_rows > 0 && isa == isa_t::avx512_core; break;
+        case family_t::vert_reg: large_dst = cfg.block_rows > 0; break;
         case family_t::vert_tile:
             large_dst = P.rows.n < 16 && (isa == isa_t::avx512_core || P.dt == data_type::f32);
             break;

@@ -33,7 +33,7 @@ struct config_case {
 // ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
 // far), or prefetching the next pass (AVX2 16-bit: or into L1); fixed blocks of 2-16 rows
 // (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider;
-// rows of 8-16 bytes two slices a ymm; AVX-512's staging dst).
+// rows of 8-16 bytes two slices a ymm; a staged dst).
 std::vector<config_case> plannable_configs() {
     std::vector<config_case> r;
     for (isa_t isa : {isa_t::avx2, isa_t::avx512_core}) {
@@ -82,9 +82,9 @@ std::vector<config_case> plannable_configs() {
                     if (!z && esz == 4 && (cols > 64 || (cols % 8 != 0 && cols >= 56))) continue;
                     if (!z && esz == 2 && cols < 4) continue;
                     const int unroll = wide ? 16 : !z && esz == 2 ? 8 : (cols + vl - 1) / vl;
-                    // AVX-512 from half the L3: dst staged (stream_dst).
+                    // From half the L3: dst staged (stream_dst).
                     for (bool stream : {false, true}) {
-                        if (stream && (!z || wide)) continue;
+                        if (stream && wide) continue;
                         config_case c {isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols};
                         c.stream_dst = stream;
                         r.push_back(c);

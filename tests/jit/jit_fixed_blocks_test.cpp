@@ -101,11 +101,11 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     const int64_t n_big = l3_half / (2048 * 49 * 2) + 1;
     EXPECT_EQ(packed(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))),
             std::make_tuple(14, 98, true));
-    // From half the L3 on, AVX-512's fixed blocks stage their dst
-    // (stream_dst, packed or not); below it, and on AVX2, they store it.
+    // From half the L3 on, the fixed blocks stage their dst (stream_dst,
+    // packed or not); below it they store it.
     auto streams = [](const plan &P) { return (P.fixed_code ? P.fixed_code->cfg : P.code->cfg).stream_dst; };
-    EXPECT_EQ(streams(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))), z);
-    EXPECT_EQ(streams(plan_on_two(make_problem(data_type::f32, {n_big, 2048, 7, 7}, 0b0100))), z);
+    EXPECT_TRUE(streams(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))));
+    EXPECT_TRUE(streams(plan_on_two(make_problem(data_type::f32, {n_big, 2048, 7, 7}, 0b0100))));
     EXPECT_FALSE(streams(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))));
     // AVX2 f32: up to 8 vectors (the masked one by vmaskmovps).
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), rc(14, 14));
