@@ -194,13 +194,9 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
     // narrower blocks (3 columns or fewer in an xmm) mask every row on
     // AVX-512 and take no fixed blocks on AVX2 (plan_kernels.cpp).
     const bool whole = w <= 2 * cfg_.block_cols * ssz();
-    auto load_whole = [&](const Xmm &x, const Address &a) {
-        if (is512()) vmovdqu32(x, a);
-        else vmovdqu(x, a);
-    };
     for (int i = 0; i < nvec; ++i) {
         if (tail_vec(i) && !whole) vmovdqu16(s(i) | k_tail_ | T_z, fixed_row(0, i * w));
-        else load_whole(s(i), fixed_row(0, i * w));
+        else load_raw(s(i), fixed_row(0, i * w));
         copy16(u(i), s(i));
         copy16(m(i), s(i));
     }
@@ -213,7 +209,7 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
                 if (is512()) vmovdqu16(x | k_tail_ | T_z, src);
                 else fixed_tail_avx2(x, r, i * w, t);
             } else {
-                load_whole(x, src);
+                load_raw(x, src);
             }
             vpmaxsw(s(i), s(i), x);
             vpmaxuw(u(i), u(i), x);

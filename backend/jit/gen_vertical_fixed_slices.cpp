@@ -132,11 +132,10 @@ void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
         mov(reg_outer, g);
         mov(reg_dst, reg_stage);
         slices();
-        const int vb = is512() ? 64 : 32;
-        for (int off = 0; off < stage; off += vb) {
-            if (is512()) vmovdqa32(Zmm(0), ptr[reg_stage + off]);
-            else vmovdqa(Ymm(0), ptr[reg_stage + off]);
-            vmovntdq(ptr[reg_to + off], is512() ? Xmm(Zmm(0)) : Xmm(Ymm(0)));
+        const Xmm line = vmm(0);
+        for (int off = 0; off < stage; off += vlen() * 4) {
+            load_raw(line, ptr[reg_stage + off]);
+            vmovntdq(ptr[reg_to + off], line);
         }
         add(reg_to, stage);
         sub(reg_left, g);

@@ -104,8 +104,7 @@ void vertical_generator::group_body_raw_split(mode m, int g, bool fresh, bool up
 
 void vertical_generator::ld16(mode m, const Xmm &x, const Address &a) {
     if (m == mode::full) {
-        if (is512()) vmovdqu32(x, a);
-        else vmovdqu(x, a);
+        load_raw(x, a);
     } else if (m == mode::scalar) {
         vpbroadcastw(x, Address(16, false, a.getRegExp()));
     } else {

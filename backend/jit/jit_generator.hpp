@@ -158,6 +158,11 @@ protected:
     int vlen16() const { return 2 * vlen(); }
     // Integer register copy and zeroing, EVEX on AVX-512 (any register),
     // VEX on AVX2.
+    // A whole vector of raw bits from memory (any lanes).
+    void load_raw(const Xbyak::Xmm &to, const Xbyak::Address &from) {
+        if (is512()) vmovdqu32(to, from);
+        else vmovdqu(to, from);
+    }
     void copy16(const Xbyak::Xmm &to, const Xbyak::Xmm &from) {
         if (is512()) vmovdqa32(to, from);
         else vmovdqa(to, from);

@@ -152,8 +152,8 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // would (fused_loads16). Zen 4, 25 MiB, ab_runs.sh, % of the
         // roofline: bf16 128x128x28x28 axis 1 (periods of 8 rows of 1568
         // bytes) 59-71 -> 69-77, f16 67-70 -> 79.
-        if (!tile->cfg.fused16 && !tile->cfg.prefetch && P.rows.n / k >= 16
-                && fused_columns16(P, isa, k * c * P.esz)) {
+        if (!tile->cfg.fused16 && !tile->cfg.prefetch
+                && fused_loads16(P, isa, P.rows.n / k, k * c * P.esz)) {
             kernel_config fused = tile->cfg;
             fused.fused16 = true;
             P.period_code = get_code(fused);
@@ -235,7 +235,7 @@ void choose_kernels(plan &P, isa_t isa) {
     const bool from_memory = prefetch_src(P.src_bytes,
             far_rows_16bit ? streams::many_16bit_far : streams::many);
     // The prefetching tiles fuse their loads anyway: one config for both.
-    const bool fused16 = !from_memory && fused_loads16(P, isa);
+    const bool fused16 = !from_memory && fused_loads16(P, isa, P.rows.n, P.rows.ss);
     if (P.kind == plan_kind::inner) {
         // Enough accumulators to hide latency, few enough that folding them
         // stays cheap next to a short row.

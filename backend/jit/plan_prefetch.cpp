@@ -76,8 +76,8 @@ bool fused_columns16(const plan &P, isa_t isa, int64_t row_stride) {
 // 1x128x160x160 axis 1, 6 MiB) it cost 90 -> 86, and over rows not
 // 64-byte aligned (bf16 1x128x150x150 axis 1) 86 -> 61: each second
 // read splits a line there.
-bool fused_loads16(const plan &P, isa_t isa) {
-    return P.rows.n >= 16 && fused_columns16(P, isa, P.rows.ss);
+bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
+    return rows >= 16 && fused_columns16(P, isa, row_stride);
 }
 
 // Tiny rows write a dst of a half to a 16th of src's size, tiles of
@@ -174,7 +174,7 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         // points).
         cfg.prefetch = true;
         cfg.prefetch_bytes = 16 * 1024;
-        cfg.fused16 = P.dt != data_type::f32 && P.rows.ss % 64 == 0;
+        cfg.fused16 = fused_columns16(P, isa, P.rows.ss);
     } else if (rows_follow && from_memory && row_bytes <= 16 * 1024) {
         // From memory, passes of rows up to 16 KiB take the next pass's
         // rows instead of each row's line 1 KiB ahead (which, at the row's

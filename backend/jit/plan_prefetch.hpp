@@ -23,8 +23,10 @@ bool prefetch_src(int64_t src_bytes, streams kind);
 // (kernel_config::fused16).
 bool fused_columns16(const plan &P, isa_t isa, int64_t row_stride);
 
-// AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16).
-bool fused_loads16(const plan &P, isa_t isa);
+// AVX-512's 16-bit tiles in passes of 16 rows do (kernel_config::fused16),
+// over `rows` rows row_stride bytes apart (the plan's rows, or a
+// period's).
+bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride);
 
 // Whether the kernel of config cfg (its family and block_n set) streams
 // dst (kernel_config::stream_dst): those that write a dst of a large part
