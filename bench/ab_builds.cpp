@@ -88,7 +88,8 @@ bool parse(int argc, char **argv, options &o) {
             return a.compare(0, n, key) == 0 ? argv[i] + n : nullptr;
         };
         if (const char *v = val("--shape=")) o.shape = split(v, 'x');
-        else if (const char *v = val("--order=")) for (int64_t d : split(v, ',')) o.order.push_back(int(d));
+        else if (const char *v = val("--order="))
+            for (int64_t d : split(v, ',')) o.order.push_back(int(d));
         else if (const char *v = val("--axes=")) o.axes = split(v, 'x');
         else if (const char *v = val("--rounds=")) o.rounds = std::atoi(v);
         else if (const char *v = val("--calls=")) o.calls = std::atoi(v);
@@ -205,7 +206,8 @@ int child(const options &o, const std::string &dir) {
     for (int b = 0; b < o.buffers; ++b) {
         void *p = big_buffer(elems * esz);
         // The roofline reads as many bytes, as f32.
-        if (roof) fill(p, elems * esz / 4, logical_tensor::data_type::f32, options::fill_kind::ints);
+        if (roof)
+            fill(p, elems * esz / 4, logical_tensor::data_type::f32, options::fill_kind::ints);
         else fill(p, elems, o.dt, o.fill);
         srcs.push_back(p);
     }
@@ -253,14 +255,17 @@ int child(const options &o, const std::string &dir) {
     auto roofline = [&] {
         // As crest's thread pool: an arena of the engine's size, static chunks.
         arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<int>(0, nt, 1), [&](const tbb::blocked_range<int> &r) {
-                for (int t = r.begin(); t < r.end(); ++t) {
-                    const float *p = static_cast<const float *>(src) + size_t(t) * chunk;
-                    const size_t len = t == nt - 1 ? nf - size_t(t) * chunk : chunk;
-                    sink[size_t(t) * 16] = avx512 ? benchgraph::max_f32_avx512(p, len)
-                                                  : benchgraph::max_f32_avx2(p, len);
-                }
-            }, tbb::static_partitioner());
+            tbb::parallel_for(
+                    tbb::blocked_range<int>(0, nt, 1),
+                    [&](const tbb::blocked_range<int> &r) {
+                        for (int t = r.begin(); t < r.end(); ++t) {
+                            const float *p = static_cast<const float *>(src) + size_t(t) * chunk;
+                            const size_t len = t == nt - 1 ? nf - size_t(t) * chunk : chunk;
+                            sink[size_t(t) * 16] = avx512 ? benchgraph::max_f32_avx512(p, len)
+                                                          : benchgraph::max_f32_avx2(p, len);
+                        }
+                    },
+                    tbb::static_partitioner());
         });
     };
     std::vector<double> ts(size_t(o.calls));
@@ -290,9 +295,10 @@ int main(int argc, char **argv) {
     options o;
     const bool is_child = argc > 1 && !std::strcmp(argv[1], "--child");
     if (!parse(argc - is_child, argv + is_child, o)) {
-        std::fprintf(stderr, "usage: ab_builds --shape=AxBx.. [--order=..] --axes=AxB.. "
-                             "[--dt=f32|bf16|f16] [--dst=any|dense] [--fill=ints|mixed|random|negative|masked]\n"
-                             "       [--rounds=N] [--calls=N] [--buffers=N] DIR...\n");
+        std::fprintf(stderr,
+                "usage: ab_builds --shape=AxBx.. [--order=..] --axes=AxB.. "
+                "[--dt=f32|bf16|f16] [--dst=any|dense] [--fill=ints|mixed|random|negative|masked]\n"
+                "       [--rounds=N] [--calls=N] [--buffers=N] DIR...\n");
         return 2;
     }
     if (is_child) {

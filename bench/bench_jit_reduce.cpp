@@ -50,7 +50,8 @@ struct buffer {
         if (sz >= align) madvise(p, sz, MADV_HUGEPAGE);
         // First touch outside timing; small integers are valid in every dtype.
         auto *h = static_cast<uint16_t *>(p);
-        for (size_t i = 0; i < sz / 2; ++i) h[i] = static_cast<uint16_t>(0x3c00 + (i * 7919) % 1000);
+        for (size_t i = 0; i < sz / 2; ++i)
+            h[i] = static_cast<uint16_t>(0x3c00 + (i * 7919) % 1000);
     }
     ~buffer() { std::free(p); }
 };
@@ -124,7 +125,8 @@ void run_case_signed(benchmark::State &st, data_type dt, dims_t d, uint32_t mask
     if (!k) { st.SkipWithError(why.c_str()); return; }
     buffer src(n_in * esize(dt)), dst(n_out * esize(dt));
     if (negative)
-        for (size_t i = 0; i < n_in * esize(dt) / 2; ++i) static_cast<uint16_t *>(src.p)[i] |= 0x8000;
+        for (size_t i = 0; i < n_in * esize(dt) / 2; ++i)
+            static_cast<uint16_t *>(src.p)[i] |= 0x8000;
     const void *in[] = {src.p};
     void *out[] = {dst.p};
     k->execute(in, out);
@@ -140,7 +142,8 @@ void run_case_signed(benchmark::State &st, data_type dt, dims_t d, uint32_t mask
         t_kernel += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (with_roof) {
             st.PauseTiming();
-            t_roof += roofline_seconds(bytes) * double(bytes) / double(std::min(bytes, size_t(256) << 20));
+            t_roof += roofline_seconds(bytes) * double(bytes)
+                      / double(std::min(bytes, size_t(256) << 20));
             st.ResumeTiming();
         }
     }

@@ -126,7 +126,8 @@ void inner_generator::rows_loop(const std::function<void()> &row_body) {
     jnz(l_row, T_NEAR);
 }
 
-void inner_generator::walk_row(int elems, int loads, const std::function<void(int, const Address &)> &load_u,
+void inner_generator::walk_row(int elems, int loads,
+        const std::function<void(int, const Address &)> &load_u,
         const std::function<void(int)> &take, const std::function<void()> &tail) {
     const int bytes = elems * ssz();
     mov(reg_ptr, reg_row);

@@ -1,13 +1,14 @@
 // The `inner` family's tiny rows (gen_inner_blocks.hpp, tiny_rows()):
 // AVX-512 rows of 2-16 f32 or 2-31 bf16/f16 elements, AVX2 rows of 2-7
-// (bf16/f16: 2-16), one row per output, the rows and dst contiguous. A block of 16 outputs would hold one short
-// row per register and fold 16 of them; here the rows stay in memory
-// order instead, and two-source permutes pair up elements of the same
-// row, halving the lanes per row at each step, until one vector holds a
-// vector of outputs (16 f32, 32 bf16/f16). AVX2's rows of 2-4 take
-// in-lane shuffles instead (gen_inner_tiny_lanes.cpp), but its 16-bit rows
-// of 4-16 transposes (gen_inner_tiny_words.cpp); AVX-512's 16-bit rows of
-// 2-3 float maxes of dwords (gen_inner_tiny_dwords.cpp).
+// (bf16/f16: 2-16), one row per output, the rows and dst contiguous. A
+// block of 16 outputs would hold one short row per register and fold 16
+// of them; here the rows stay in memory order instead, and two-source
+// permutes pair up elements of the same row, halving the lanes per row at
+// each step, until one vector holds a vector of outputs (16 f32, 32
+// bf16/f16). AVX2's rows of 2-4 take in-lane shuffles instead
+// (gen_inner_tiny_lanes.cpp), but its 16-bit rows of 4-16 transposes
+// (gen_inner_tiny_words.cpp); AVX-512's 16-bit rows of 2-3 float maxes of
+// dwords (gen_inner_tiny_dwords.cpp).
 #include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
 
@@ -119,7 +120,8 @@ bool inner_blocks_generator::tiny_rows_fit() const {
 void inner_blocks_generator::tiny_rows() {
     // AVX2: f32 rows of 2-4 and 16-bit rows of 2-3 by in-lane shuffles,
     // 16-bit rows of 4-16 by transposes, f32 rows of 5-7 below.
-    if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16()))) return tiny_rows_in_lanes();
+    if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16())))
+        return tiny_rows_in_lanes();
     if (!is512() && raw16()) return tiny_rows_words();
     if (raw16() && cfg_.block_n <= 3) return tiny_rows_dwords();
     // AVX-512 bf16/f16 permute and max the raw words (words).

@@ -117,7 +117,8 @@ void inner_blocks_generator::tiny_rows_words() {
         // of rows 4-7.
         for (int o = 0; o < 8; o += 4) {
             if (lo4) std::tie(u[o], u[o + 1]) = unpack(4, t[o], t[o + 2], need_u[0], need_u[1]);
-            if (hi4) std::tie(u[o + 2], u[o + 3]) = unpack(4, t[o + 1], t[o + 3], need_u[2], need_u[3]);
+            if (hi4)
+                std::tie(u[o + 2], u[o + 3]) = unpack(4, t[o + 1], t[o + 3], need_u[2], need_u[3]);
         }
         // Qwords: columns 2j, 2j + 1 of all 16 rows.
         for (int j = 0; j < 4; ++j) {

@@ -165,7 +165,8 @@ void vertical_reg_generator::rows_flagged() {
 
 void vertical_reg_generator::ld16(int i, const Xmm &v, const Address &a, bool exact) {
     if (!is512()) {
-        if (exact && partial16() && pmasked(i)) load_bytes(v, a.getRegExp(), tail_bytes16(), Xmm(15));
+        if (exact && partial16() && pmasked(i))
+            load_bytes(v, a.getRegExp(), tail_bytes16(), Xmm(15));
         else vmovdqu(v, a);
     } else if (!pmasked(i)) {
         vmovdqu32(v, a);

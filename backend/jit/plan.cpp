@@ -66,7 +66,9 @@ int choose_split(const plan &P, int nch, int64_t *size) {
 
 // Kernel names are literals: building them on every compile took a fresh
 // process through two lazy symbol bindings inside libstdc++.
-enum name_index { name_empty, name_fill, name_copy, name_strided, name_all, name_inner, name_vertical };
+enum name_index {
+    name_empty, name_fill, name_copy, name_strided, name_all, name_inner, name_vertical
+};
 #define CREST_JIT_NAMES(isa)                                                           \
     {                                                                                  \
         "jit:" isa ":empty", "jit:" isa ":fill", "jit:" isa ":copy",                   \
@@ -89,7 +91,9 @@ int64_t inline_bytes() {
     return o >= 0 ? o : default_inline_bytes;
 }
 
-void set_inline_bytes_for_testing(int64_t bytes) { g_inline_override.store(bytes < 0 ? -1 : bytes); }
+void set_inline_bytes_for_testing(int64_t bytes) {
+    g_inline_override.store(bytes < 0 ? -1 : bytes);
+}
 
 // Rows of 112 bytes, NCHW 64x64x56x56 axes 0,3 on Zen 4: 16 KiB slabs of
 // 146 rows read at 70-72% of the roofline in bf16 and f16 and 81% in f32;

@@ -129,7 +129,8 @@ namespace {
 // prefetches of a pass land in rows it reads anyway), and f32 (from
 // memory only) gained nothing (64x256x56x56 axis 0 100 -> 99).
 bool far_prefetch(const plan &P) {
-    return P.dt != data_type::f32 && std::min<int64_t>(P.jd.n * P.esz, vertical_tile_bytes) >= 32 * 1024;
+    return P.dt != data_type::f32
+           && std::min<int64_t>(P.jd.n * P.esz, vertical_tile_bytes) >= 32 * 1024;
 }
 
 // Whether tiles over rows one after another, from half the L3's size to

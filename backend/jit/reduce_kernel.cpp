@@ -32,8 +32,11 @@ public:
         switch (p_.kind) {
             case plan_kind::empty: return;
             case plan_kind::fill: return fill(dst);
-            case plan_kind::copy: return chunked(p_.n_out, 64, [&](int64_t b, int64_t e) { copy(src, dst, b, e); });
-            case plan_kind::strided: return chunked(p_.n_out, 16, [&](int64_t b, int64_t e) { strided(src, dst, b, e); });
+            case plan_kind::copy:
+                return chunked(p_.n_out, 64, [&](int64_t b, int64_t e) { copy(src, dst, b, e); });
+            case plan_kind::strided:
+                return chunked(
+                        p_.n_out, 16, [&](int64_t b, int64_t e) { strided(src, dst, b, e); });
             default: break;
         }
         if (p_.two_level) return two_level(src, dst);
@@ -81,7 +84,8 @@ private:
                 s *= p_.outer[k].n;
             }
             D.fn = p_.code->fn;
-            with_tile_scratch(p_, [&](void *scratch) { run_range(p_, src, D, 0, p_.n_out, R, scratch); });
+            with_tile_scratch(
+                    p_, [&](void *scratch) { run_range(p_, src, D, 0, p_.n_out, R, scratch); });
         });
         // Combine in the flat output order (flat_output_dims). Dense dst: the
         // chunks' partials are nch rows of a vertical reduction. The scalar

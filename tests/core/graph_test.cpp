@@ -168,7 +168,8 @@ TEST(LogicalTensor, BracedListIsDimsAndAnIntegerIsTheRank) {
     const int32_t rank = 2;
     const logical_tensor unknown_dims(0, dt::f32, rank, lt_layout::any);
     EXPECT_EQ(unknown_dims.get_ndims(), 2);
-    EXPECT_EQ(unknown_dims.get_dims(), (logical_tensor::dims {logical_tensor::unknown_dim, logical_tensor::unknown_dim}));
+    EXPECT_EQ(unknown_dims.get_dims(),
+            (logical_tensor::dims{logical_tensor::unknown_dim, logical_tensor::unknown_dim}));
 }
 
 } // namespace

@@ -56,7 +56,8 @@ TEST(Partitions, UnsupportedOnesSayWhy) {
             ::testing::HasSubstr("'Convolution' is unknown"));
     EXPECT_THAT(parts[4].get_unsupported_reason(), ::testing::HasSubstr("End"));
     crest::engine eng(crest::engine::kind::cpu, 0);
-    expect_error([&] { parts[1].compile(parts[1].get_input_ports(), parts[1].get_output_ports(), eng); },
+    expect_error(
+            [&] { parts[1].compile(parts[1].get_input_ports(), parts[1].get_output_ports(), eng); },
             status::unimplemented, {"Wildcard"});
 }
 

@@ -42,7 +42,8 @@ TEST(DriverData, F16RoundTripAndLimits) {
 }
 
 TEST(DriverData, FillHasTiesNegativesInfAndNanOnRequest) {
-    logical_tensor lt(0, dt::f32, logical_tensor::dims {100000}, logical_tensor::layout_type::strided);
+    logical_tensor lt(
+            0, dt::f32, logical_tensor::dims{100000}, logical_tensor::layout_type::strided);
     buffer b(span_bytes(lt));
     fill_float(lt, b.data(), 1, true);
     const float *p = static_cast<const float *>(b.data());

@@ -53,11 +53,13 @@ protected:
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
         guarded src(outs * n * es), dst_buf(outs * es + 128);
-        uint8_t *const dst = dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
+        uint8_t *const dst =
+                dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
         std::mt19937 rng(seed);
         for (int64_t i = 0; i < outs * n; ++i) {
             uint32_t b = random_bits(dt(), rng, false);
-            if (tiny_values) b = (b & (dt() == data_type::f32 ? 0x80000000u : 0x8000u)) | (b % 0x7f + 1);
+            if (tiny_values)
+                b = (b & (dt() == data_type::f32 ? 0x80000000u : 0x8000u)) | (b % 0x7f + 1);
             const int64_t o = i / n;
             if (o >= masked_from && o < masked_to) b = i % 2 ? inf_bits(dt(), o % 2 == 0) : b | 1;
             if (o == negative_out) b |= dt() == data_type::f32 ? 0x80000000u : 0x8000u;

@@ -25,7 +25,8 @@ TEST(JitCanonical, MergesAndDrops) {
     c = canonicalize(make_problem(data_type::f32, d, 0b1100, permuted(d, {0, 2, 3, 1})));
     EXPECT_EQ(shape(c), "K2/160 R20/8 K8/1 ");
     // Padding keeps H and W apart.
-    c = canonicalize(make_problem(data_type::f32, d, 0b1100, permuted(d, {0, 1, 2, 3}, {0, 0, 0, 3})));
+    c = canonicalize(
+            make_problem(data_type::f32, d, 0b1100, permuted(d, {0, 1, 2, 3}, {0, 0, 0, 3})));
     EXPECT_EQ(shape(c), "K16/32 R4/8 R5/1 ");
     // All reduced: one group.
     c = canonicalize(make_problem(data_type::f32, {2, 3, 4}, 7));
@@ -41,8 +42,10 @@ TEST(JitCanonical, DstStridesBlockKeptMerges) {
 }
 
 TEST(JitCanonical, ZeroSizes) {
-    EXPECT_EQ(canonicalize(make_problem(data_type::f32, {3, 0}, 1)).k, canonical::kind::empty_output);
-    EXPECT_EQ(canonicalize(make_problem(data_type::f32, {3, 0}, 2)).k, canonical::kind::fill_neg_inf);
+    EXPECT_EQ(
+            canonicalize(make_problem(data_type::f32, {3, 0}, 1)).k, canonical::kind::empty_output);
+    EXPECT_EQ(
+            canonicalize(make_problem(data_type::f32, {3, 0}, 2)).k, canonical::kind::fill_neg_inf);
     EXPECT_EQ(canonicalize(make_problem(data_type::f32, {}, 0)).dims.size(), 0u);
 }
 

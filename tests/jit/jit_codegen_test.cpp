@@ -59,22 +59,24 @@ std::vector<config_case> plannable_configs() {
                 }
             for (int u = 1; u <= (z ? 16 : 8); ++u) {
                 r.push_back({isa, family_t::vert_reg, dt, u, 0});
-                if (z && dt != data_type::f32) r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
+                if (z && dt != data_type::f32)
+                    r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
             }
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, true});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 16384});
             if (!z && dt != data_type::f32)
-                r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, false, 0, 0, 512});
+                r.push_back(
+                        {isa, family_t::vert_tile, dt, 1, 0, false, false, 0, false, 0, 0, 512});
             if (z && dt != data_type::f32) {
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, true});
                 r.push_back({isa, family_t::vert_tile, dt, 1, 0, true, false, 4096});
             }
             const int esz = dt == data_type::f32 ? 4 : 2;
             for (int rows = 2; rows <= 16; ++rows)
-                for (int cols : {1, 4, 5, 7, 8, 9, 16, 17, 24, 31, 32, 33, 56, 64, 100, 128, 255, 256, 257,
-                             1000, 14336}) {
+                for (int cols : {1, 4, 5, 7, 8, 9, 16, 17, 24, 31, 32, 33, 56, 64, 100, 128, 255,
+                             256, 257, 1000, 14336}) {
                     const bool wide = cols * esz > 512;
                     if (wide && (esz == 4 || !z)) continue;
                     // AVX2: f32 up to 8 vectors (a partial last one below
@@ -85,7 +87,8 @@ std::vector<config_case> plannable_configs() {
                     // From half the L3: dst staged (stream_dst).
                     for (bool stream : {false, true}) {
                         if (stream && wide) continue;
-                        config_case c {isa, family_t::vert_reg, dt, unroll, 0, false, false, 0, false, rows, cols};
+                        config_case c{isa, family_t::vert_reg, dt, unroll, 0, false, false, 0,
+                                false, rows, cols};
                         c.stream_dst = stream;
                         r.push_back(c);
                         // Rows of 8-16 bytes: two slices a ymm, prefetching or not.
@@ -126,7 +129,8 @@ TEST(JitCodegen, EveryPlannableConfigAssembles) {
         code_buffer buf;
         jit_fn fn = nullptr;
         try {
-            fn = c.family == family_t::inner ? generate_inner(cfg, buf) : generate_vertical(cfg, buf);
+            fn = c.family == family_t::inner ? generate_inner(cfg, buf)
+                                             : generate_vertical(cfg, buf);
         } catch (const std::exception &e) {
             ADD_FAILURE() << isa_name(c.isa) << " family " << int(c.family) << " dt "
                           << int(c.dt) << " unroll " << c.unroll << " block_n " << c.block_n

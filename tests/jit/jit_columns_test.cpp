@@ -44,11 +44,11 @@ protected:
         const bool prefetch = family == family_t::vert_tile && seed % 2;
         const bool fused16 = seed % 4 >= 2;  // tiles (some prefetching) and 16-bit register columns
         const bool with_scratch = family == family_t::vert_tile && seed % 3 != 0;
-        SCOPED_TRACE("family=" + std::to_string(int(family)) + " prefetch=" + std::to_string(prefetch)
-                + " fused16=" + std::to_string(fused16)
-                + " scratch=" + std::to_string(with_scratch) + " ncols=" + std::to_string(ncols)
-                + " rows=" + std::to_string(rows) + " accumulate=" + std::to_string(accumulate)
-                + " seed=" + std::to_string(seed));
+        SCOPED_TRACE(
+                "family=" + std::to_string(int(family)) + " prefetch=" + std::to_string(prefetch)
+                + " fused16=" + std::to_string(fused16) + " scratch=" + std::to_string(with_scratch)
+                + " ncols=" + std::to_string(ncols) + " rows=" + std::to_string(rows)
+                + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed));
         kernel_config cfg;
         cfg.isa = isa();
         cfg.family = family;
@@ -66,7 +66,8 @@ protected:
         const int64_t n_outer = 3, stride = ncols + 5, slice = rows * stride;
         const size_t es = esize(dt());
         guarded src(n_outer * slice * es), dst_buf(n_outer * ncols * es + 128);
-        uint8_t *const dst = dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
+        uint8_t *const dst =
+                dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
         std::mt19937 rng(seed);
         for (int64_t i = 0; i < n_outer * slice; ++i) {
             const uint32_t bits = random_bits(dt(), rng, false);
@@ -76,7 +77,8 @@ protected:
                                                : bits;
             put(src.data(), i, dt(), v);
         }
-        for (int64_t i = 0; i < n_outer * ncols; ++i) put(dst, i, dt(), random_bits(dt(), rng, false));
+        for (int64_t i = 0; i < n_outer * ncols; ++i)
+            put(dst, i, dt(), random_bits(dt(), rng, false));
         for (auto [o, c] : nan_src)
             put(src.data(), o * slice + (c % rows) * stride + c, dt(), negative_nan(dt()));
         for (auto [o, c] : nan_dst) put(dst, o * ncols + c, dt(), negative_nan(dt()));
@@ -87,12 +89,14 @@ protected:
                         dst + (o * ncols + c) * es, accumulate, dt());
         // The scratch at a 4 KiB boundary inside a guarded buffer.
         guarded scratch(vert_scratch_bytes + 4096, 0x5a);
-        const uintptr_t at = (reinterpret_cast<uintptr_t>(scratch.data()) + 4095) & ~uintptr_t(4095);
+        const uintptr_t at =
+                (reinterpret_cast<uintptr_t>(scratch.data()) + 4095) & ~uintptr_t(4095);
         const vert_call a {src.data(), dst, ncols, rows, int64_t(stride * es), accumulate,
                 n_outer, int64_t(slice * es), int64_t(ncols * es),
                 with_scratch ? reinterpret_cast<void *>(at) : nullptr, modes};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
-        for (int64_t i = 0; i < n_outer * ncols; ++i) expect_same(get(dst, i, dt()), want[i], dt(), i);
+        for (int64_t i = 0; i < n_outer * ncols; ++i)
+            expect_same(get(dst, i, dt()), want[i], dt(), i);
         EXPECT_TRUE(src.guards_ok());
         EXPECT_TRUE(dst_buf.guards_ok());
         EXPECT_TRUE(scratch.guards_ok());
@@ -143,8 +147,11 @@ TEST_P(JitColumns, RegisterColumnsGoExactAfterANegativeLane) {
             for (int64_t rows : {1, 6, 13})
                 for (bool acc : {false, true}) {
                     run(family_t::vert_reg, ncols, rows, acc, {}, {}, seed++);
-                    run(family_t::vert_reg, ncols, rows, acc, {{2, ncols - 1}, {1, neg_col}}, {}, seed++);
-                    if (acc) run(family_t::vert_reg, ncols, rows, acc, {}, {{2, 0}, {0, neg_col}}, seed++);
+                    run(family_t::vert_reg, ncols, rows, acc, {{2, ncols - 1}, {1, neg_col}}, {},
+                            seed++);
+                    if (acc)
+                        run(family_t::vert_reg, ncols, rows, acc, {}, {{2, 0}, {0, neg_col}},
+                                seed++);
                 }
         }
         shape_slice = nullptr;
@@ -169,7 +176,8 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
                 for (int64_t c : {255, 256, 270, 511, 512, 700, 767, 768, 790}) at.push_back(c);
                 for (int64_t c = ncols - rows; c < ncols; ++c) at.push_back(c);
                 for (int64_t c : at)
-                    if (c >= 0 && c < ncols) run(family_t::vert_tile, ncols, rows, acc, {{1, c}}, {}, seed++);
+                    if (c >= 0 && c < ncols)
+                        run(family_t::vert_tile, ncols, rows, acc, {{1, c}}, {}, seed++);
             }
         }
     }
@@ -226,7 +234,9 @@ TEST_P(JitColumns, LastPassesStreamDst) {
 TEST_P(JitColumns, SixteenBitLanesOfBothSigns) {
     if (dt() == data_type::f32) GTEST_SKIP() << "16-bit lanes only";
     const uint32_t sign = 0x8000;
-    shape_src = [&](int64_t, int64_t c, uint32_t bits) { return c % 2 ? bits | sign : bits & ~sign; };
+    shape_src = [&](int64_t, int64_t c, uint32_t bits) {
+        return c % 2 ? bits | sign : bits & ~sign;
+    };
     uint32_t seed = 700;
     // Two skewed blocks of columns and a rest; two tiles (33000).
     for (auto [rows, ncols] : {std::pair<int64_t, int64_t> {64, 16 * 32 * 2 + 40}, {83, 1064},
@@ -307,7 +317,8 @@ TEST_P(JitColumns, AllNegativeRowsKeepExactThroughModeSwitches) {
             shape_src = negative;
             run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
             // A negative NaN in row c % rows: passes 1 and 3.
-            for (int64_t c : {300, 40, 545, 795}) run(family_t::vert_tile, ncols, rows, acc, {{1, c}}, {}, seed++);
+            for (int64_t c : {300, 40, 545, 795})
+                run(family_t::vert_tile, ncols, rows, acc, {{1, c}}, {}, seed++);
             if (acc) run(family_t::vert_tile, ncols, rows, acc, {}, {{0, 7}, {2, 600}}, seed++);
             for (uint32_t odd : {0u, 1u, qnan}) {
                 shape_src = [&](int64_t r, int64_t c, uint32_t b) {
@@ -316,7 +327,9 @@ TEST_P(JitColumns, AllNegativeRowsKeepExactThroughModeSwitches) {
                 };
                 run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
             }
-            shape_src = [&](int64_t r, int64_t, uint32_t b) { return r < 20 ? b | sign : b & ~sign; };
+            shape_src = [&](int64_t r, int64_t, uint32_t b) {
+                return r < 20 ? b | sign : b & ~sign;
+            };
             run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
             shape_src = [&](int64_t r, int64_t c, uint32_t b) {
                 return (r / 16 + c / 256) % 2 ? b | sign : b & ~sign;

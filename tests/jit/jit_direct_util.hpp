@@ -18,7 +18,12 @@ namespace crest::impl::jit::test {
 
 inline float value_of(uint32_t b, data_type dt) {
     if (dt == data_type::f32) { float f; std::memcpy(&f, &b, 4); return f; }
-    if (dt == data_type::bf16) { const uint32_t u = b << 16; float f; std::memcpy(&f, &u, 4); return f; }
+    if (dt == data_type::bf16) {
+        const uint32_t u = b << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        return f;
+    }
     // f16 (no NaN here: callers test is_nan first)
     const int e = (b >> 10) & 0x1f, m = b & 0x3ff;
     const float mag = e == 0 ? std::ldexp(float(m), -24)

@@ -17,11 +17,13 @@ namespace {
 // general loop); padded rows and slices; two threads' chunks.
 TEST_P(JitReduce, FixedBlocks) {
     const size_t es = esize(dt());
-    const uint32_t neg_nan = dt() == data_type::f32 ? 0xffc00001u : dt() == data_type::bf16 ? 0xffc1u : 0xfe01u;
+    const uint32_t neg_nan = dt() == data_type::f32    ? 0xffc00001u
+                             : dt() == data_type::bf16 ? 0xffc1u
+                                                       : 0xfe01u;
     const uint32_t pos_nan = qnan_bits(dt());
     for (int64_t r : {2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17}) {
-        for (int64_t c : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129, 255, 256,
-                     257, 300, 511, 512, 513, 1000}) {
+        for (int64_t c : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 129,
+                     255, 256, 257, 300, 511, 512, 513, 1000}) {
             // 16-bit past 256 columns: the tiles' fixed_code (groups of 8
             // vectors and the rest).
             if (c * int64_t(es) > 2048) continue;
@@ -30,7 +32,8 @@ TEST_P(JitReduce, FixedBlocks) {
             run(make_problem(dt(), {n, r, c}, 0b010));
             for (uint32_t nan : {pos_nan, neg_nan}) {
                 run(make_problem(dt(), {n, r, c}, 0b010), {{total - 1}, false, nan});
-                run(make_problem(dt(), {n, r, c}, 0b010), {{size_t(5 * r * c + c / 2)}, false, nan});
+                run(make_problem(dt(), {n, r, c}, 0b010),
+                        {{size_t(5 * r * c + c / 2)}, false, nan});
             }
             // A NaN in the padding after each row's columns (but the
             // last, past src): src holds it, the problem does not.
@@ -57,10 +60,11 @@ TEST_P(JitReduce, RegisterColumnsEndAtAPage) {
     // rows of 3 columns or fewer are masked in every row: a whole xmm
     // from the second-to-last row of a 5x3 block ends past the slice);
     // past 16 rows the general loop.
-    const std::vector<std::pair<int64_t, int64_t>> blocks {{7, 1}, {7, 5}, {7, 7}, {7, 9}, {7, 17},
-            {7, 33}, {7, 300}, {7, 1001}, {3, 5}, {2, 9}, {4, 7}, {5, 3}, {40, 5}, {20, 12}, {33, 17},
-            {17, 60}, {25, 31}};
-    for (auto [r, c] : blocks) check_at_page_end(make_problem(dt(), {50, r, c}, 0b010), uint32_t(r * 1000 + c));
+    const std::vector<std::pair<int64_t, int64_t>> blocks{{7, 1}, {7, 5}, {7, 7}, {7, 9}, {7, 17},
+            {7, 33}, {7, 300}, {7, 1001}, {3, 5}, {2, 9}, {4, 7}, {5, 3}, {40, 5}, {20, 12},
+            {33, 17}, {17, 60}, {25, 31}};
+    for (auto [r, c] : blocks)
+        check_at_page_end(make_problem(dt(), {50, r, c}, 0b010), uint32_t(r * 1000 + c));
 }
 
 // AVX-512 unrolls slices of 2-16 rows of at most 512 bytes whose rows lie
@@ -71,20 +75,26 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const bool z = max_isa() == isa_t::avx512_core;
     auto block = [](const plan &P) {
-        return P.code ? std::make_pair(P.code->cfg.block_rows, P.code->cfg.block_cols) : std::make_pair(-1, -1);
+        return P.code ? std::make_pair(P.code->cfg.block_rows, P.code->cfg.block_cols)
+                      : std::make_pair(-1, -1);
     };
     using rc = std::pair<int, int>;
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
+    EXPECT_EQ(
+            block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
     // AVX2 16-bit: register columns of up to 64 (4 or more), else a tile
     // whose fixed_code takes the whole slices up to 512 bytes; not under
     // 4 columns.
     if (!z) {
-        EXPECT_EQ(block(plan_on_two(make_problem(data_type::f16, {64, 512, 16, 16}, 0b0100))), rc(16, 16));
+        EXPECT_EQ(block(plan_on_two(make_problem(data_type::f16, {64, 512, 16, 16}, 0b0100))),
+                rc(16, 16));
         const plan t100 = plan_on_two(make_problem(data_type::bf16, {64, 256, 7, 100}, 0b0100));
         ASSERT_TRUE(t100.fixed_code);
-        EXPECT_EQ(std::make_pair(t100.fixed_code->cfg.block_rows, t100.fixed_code->cfg.block_cols), rc(7, 100));
-        EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100))), rc(0, 0));
-        EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100)).fixed_code);
+        EXPECT_EQ(std::make_pair(t100.fixed_code->cfg.block_rows, t100.fixed_code->cfg.block_cols),
+                rc(7, 100));
+        EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100))),
+                rc(0, 0));
+        EXPECT_FALSE(
+                plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 3}, 0b0100)).fixed_code);
     }
     // Rows of 8-16 bytes, several slices a call: two slices a ymm, the
     // plan's strides in the code, prefetching from half the L3 on.
@@ -96,24 +106,33 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
             std::make_tuple(14, 98, false));
     EXPECT_EQ(packed(plan_on_two(make_problem(data_type::f32, {64, 2048, 3, 3}, 0b0100))),
             std::make_tuple(12, 36, false));
-    EXPECT_EQ(std::get<0>(packed(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100)))), 0);
+    EXPECT_EQ(std::get<0>(
+                      packed(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100)))),
+            0);
     const int64_t l3_half = (l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20) / 2;
     const int64_t n_big = l3_half / (2048 * 49 * 2) + 1;
     EXPECT_EQ(packed(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))),
             std::make_tuple(14, 98, true));
     // From half the L3 on, the fixed blocks stage their dst (stream_dst,
     // packed or not); below it they store it.
-    auto streams = [](const plan &P) { return (P.fixed_code ? P.fixed_code->cfg : P.code->cfg).stream_dst; };
+    auto streams = [](const plan &P) {
+        return (P.fixed_code ? P.fixed_code->cfg : P.code->cfg).stream_dst;
+    };
     EXPECT_TRUE(streams(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))));
     EXPECT_TRUE(streams(plan_on_two(make_problem(data_type::f32, {n_big, 2048, 7, 7}, 0b0100))));
     EXPECT_FALSE(streams(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))));
     // AVX2 f32: up to 8 vectors (the masked one by vmaskmovps).
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))), rc(14, 14));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))),
+            rc(14, 14));
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100))), rc(7, 7));
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 128}, 0b0100))), z ? rc(16, 128) : rc(0, 0));
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 128, 28, 28}, 0b0100))), rc(0, 0));
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 129}, 0b0100))).first, 0);
-    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 512, 16, 256}, 0b0100))), z ? rc(16, 256) : rc(0, 0));
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 128}, 0b0100))),
+            z ? rc(16, 128) : rc(0, 0));
+    EXPECT_EQ(
+            block(plan_on_two(make_problem(data_type::f32, {64, 128, 28, 28}, 0b0100))), rc(0, 0));
+    EXPECT_EQ(
+            block(plan_on_two(make_problem(data_type::f32, {64, 512, 16, 129}, 0b0100))).first, 0);
+    EXPECT_EQ(block(plan_on_two(make_problem(data_type::bf16, {64, 512, 16, 256}, 0b0100))),
+            z ? rc(16, 256) : rc(0, 0));
     // 16-bit tiles of 2-16 rows: fixed_code beside the tile (whole fresh
     // slices); f32 tiles keep to themselves.
     const dims_t nhwc {64, 512, 14, 14};
@@ -124,7 +143,8 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     EXPECT_EQ(bool(w16.fixed_code), z);
     if (z) {
         EXPECT_EQ(w16.code->cfg.family, family_t::vert_tile);
-        EXPECT_EQ(std::make_pair(w16.fixed_code->cfg.block_rows, w16.fixed_code->cfg.block_cols), rc(14, 512));
+        EXPECT_EQ(std::make_pair(w16.fixed_code->cfg.block_rows, w16.fixed_code->cfg.block_cols),
+                rc(14, 512));
     }
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, nhwc, 0b1000, ss, ds)).fixed_code);
     // From half the L3 on the tiles alone (they prefetch): 128 MiB.
@@ -133,8 +153,9 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     big_ds[3] = 0;
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
     const bool below_half = int64_t(4096) * 512 * 14 * 14 * 2 < l3 / 2;
-    EXPECT_EQ(bool(plan_on_two(make_problem(data_type::f16, big, 0b1000, permuted(big, {0, 2, 3, 1}), big_ds))
-                      .fixed_code),
+    EXPECT_EQ(bool(plan_on_two(make_problem(data_type::f16, big, 0b1000,
+                                       permuted(big, {0, 2, 3, 1}), big_ds))
+                              .fixed_code),
             z && below_half);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 17, 512}, 0b010)).fixed_code);
 }

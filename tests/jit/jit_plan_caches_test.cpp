@@ -215,8 +215,9 @@ TEST(JitPlan, TransposedOutputsStreamFromHalfTheL3) {
     const int64_t n_half = (l3 / 2 + (int64_t(1) << 20) - 1) >> 20;  // N x 1 MiB of f32
     auto make = [](int64_t n, bool transposed) {
         const dims_t d = {n, 64, 64, 64};
-        return plan_on_two(transposed ? make_problem(data_type::f32, d, 1, permuted(d, {0, 2, 3, 1}))
-                                      : make_problem(data_type::f32, d, 1));
+        return plan_on_two(transposed
+                                   ? make_problem(data_type::f32, d, 1, permuted(d, {0, 2, 3, 1}))
+                                   : make_problem(data_type::f32, d, 1));
     };
     const plan at = make(n_half, true);
     ASSERT_EQ(at.kind, plan_kind::vertical);

@@ -332,7 +332,8 @@ TEST_P(JitReduce, NaNPayloads) {
             run(make_problem(dt(), {7, n}, 1), {{size_t(6 * n + n - 1)}, false, bits});  // vertical
         }
         run(make_problem(dt(), {2, 70000}, 1), {{size_t(70000 + 12345)}, false, bits});
-        run(make_problem(dt(), {4096, 64}, 1), {{size_t(64 * 4000 + 3)}, false, bits});  // two-level
+        run(make_problem(dt(), {4096, 64}, 1),
+                {{size_t(64 * 4000 + 3)}, false, bits});  // two-level
     }
 }
 
@@ -342,7 +343,9 @@ TEST_P(JitReduce, NaNPayloads) {
 // bound, with rows, and with one positive, +0, -0, a negative NaN or a
 // positive NaN in output 1's last row.
 TEST_P(JitReduce, AllNegativeOutputs) {
-    const uint32_t pos_one = dt() == data_type::f32 ? 0x3f800000u : dt() == data_type::bf16 ? 0x3f80u : 0x3c00u;
+    const uint32_t pos_one = dt() == data_type::f32    ? 0x3f800000u
+                             : dt() == data_type::bf16 ? 0x3f80u
+                                                       : 0x3c00u;
     const uint32_t neg_zero = dt() == data_type::f32 ? 0x80000000u : 0x8000u;
     const uint32_t neg_nan = qnan_bits(dt()) | neg_zero;
     for (int64_t n : {37, 300, 4100, 40000}) {
@@ -435,7 +438,8 @@ TEST(JitPlan, TwoLevelCombinesDenseDstWithAKernel) {
     ASSERT_TRUE(dense.two_level);
     ASSERT_TRUE(dense.combine_code);
     EXPECT_EQ(dense.combine_code->cfg.family, family_t::vert_tile);
-    const plan padded = plan_on_two(make_problem(data_type::f32, d, 0b0100, {}, {2048, 2048, 0, 2}));
+    const plan padded =
+            plan_on_two(make_problem(data_type::f32, d, 0b0100, {}, {2048, 2048, 0, 2}));
     ASSERT_TRUE(padded.two_level);
     EXPECT_FALSE(padded.combine_code);
 }

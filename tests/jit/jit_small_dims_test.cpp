@@ -33,8 +33,10 @@ TEST_P(JitReduce, TinyRows) {
             run(make_problem(dt(), {64, n}, 2), pl);
         }
         planting inf;
-        inf.bits_at = {{size_t(5 * n), inf_bits(dt(), true)}, {size_t(5 * n + 1), inf_bits(dt(), false)},
-                {size_t(9 * n + n - 1), inf_bits(dt(), false)}, {size_t(20 * n), inf_bits(dt(), true)}};
+        inf.bits_at = {{size_t(5 * n), inf_bits(dt(), true)},
+                {size_t(5 * n + 1), inf_bits(dt(), false)},
+                {size_t(9 * n + n - 1), inf_bits(dt(), false)},
+                {size_t(20 * n), inf_bits(dt(), true)}};
         run(make_problem(dt(), {48, n}, 2), inf);
         planting ties;
         ties.ties = true;
@@ -81,8 +83,9 @@ TEST_P(JitReduce, FewColumns) {
     for (int64_t c : {49, 100, 127, 128, 257, 300, 511, 600, 784, 1000}) cols.push_back(c);
     for (int64_t c : cols) {
         const bool narrow = c <= 33;
-        const std::vector<int64_t> rows = narrow ? std::vector<int64_t> {1, 5, 63, 64, 65, 97, 1000, 4099, 70000}
-                                                 : std::vector<int64_t> {5, 65, 1000, 1999};
+        const std::vector<int64_t> rows =
+                narrow ? std::vector<int64_t>{1, 5, 63, 64, 65, 97, 1000, 4099, 70000}
+                       : std::vector<int64_t>{5, 65, 1000, 1999};
         for (int64_t r : rows) {
             const reduce_problem p = make_problem(dt(), {r, c}, 1);
             run(p);
@@ -199,7 +202,8 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     // rows, 8 of 128 rows, 4 rows of 600 columns of 127 rows: 3 left).
     const plan wide = plan_on_two(make_problem(data_type::bf16, {100000, 784}, 1));
     EXPECT_EQ(wide.period, z ? 7840 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {16, 128, 784}, 2)).period, z ? 8 * 784 : 0);
+    EXPECT_EQ(
+            plan_on_two(make_problem(data_type::bf16, {16, 128, 784}, 2)).period, z ? 8 * 784 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {16, 127, 600}, 2)).period, z ? 4 * 600 : 0);
     if (z) {
         ASSERT_TRUE(wide.period_code);
@@ -207,7 +211,8 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     }
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
+    EXPECT_FALSE(
+            plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {30, 3}, 1)).period_code);
     // Slices of few periods each (NCHW axis 2 of 28x28 maps: 7 periods of
@@ -240,7 +245,8 @@ TEST(JitPlan, SmallMapsReduceChannelsByAPeriod) {
     EXPECT_EQ(fourteen.period, z ? 196 : 0);
     // 5 x 3 maps: lcm(15, 16) = 240 columns; AVX2's lcm(15, 8) = 120
     // passes its 8 vectors.
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5, 400, 5, 3}, 0b1010)).period, z ? 240 : 0);
+    EXPECT_EQ(
+            plan_on_two(make_problem(data_type::f32, {5, 400, 5, 3}, 0b1010)).period, z ? 240 : 0);
 }
 
 } // namespace

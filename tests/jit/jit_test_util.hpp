@@ -235,7 +235,8 @@ inline std::string check(const reduce_problem &p, const planting &pl = {},
     const uint32_t sign = pl.negative ? (p.dt == data_type::f32 ? 0x80000000u : 0x8000u) : 0;
     for (size_t i = 0; i < ns; ++i)
         put(src.data(), i, p.dt, random_bits(p.dt, rng, pl.ties) | sign);
-    for (size_t i : pl.nan_at) put(src.data(), i, p.dt, pl.nan_bits ? pl.nan_bits : qnan_bits(p.dt));
+    for (size_t i : pl.nan_at)
+        put(src.data(), i, p.dt, pl.nan_bits ? pl.nan_bits : qnan_bits(p.dt));
     for (const auto &[i, b] : pl.bits_at) put(src.data(), i, p.dt, b);
     guarded got(nd * es, dst_fill), want(nd * es, dst_fill);
     const void *in[] = {src.data()};
@@ -266,8 +267,8 @@ inline void check_at_page_end(const reduce_problem &p, uint32_t seed) {
     const size_t es = esize(p.dt), page = size_t(sysconf(_SC_PAGESIZE));
     const size_t ns = span(p.dims, p.src_strides);
     const size_t bytes = ns * es, pages = (bytes + page - 1) / page + 1;
-    auto *base = static_cast<uint8_t *>(
-            mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    auto *base = static_cast<uint8_t *>(mmap(
+            nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     ASSERT_NE(base, MAP_FAILED);
     ASSERT_EQ(mprotect(base + (pages - 1) * page, page, PROT_NONE), 0);
     uint8_t *src = base + (pages - 1) * page - bytes;

@@ -28,7 +28,8 @@ TEST(JitThreads, OneKernelFourCallers) {
                 src.emplace_back(ns * es);
                 dst.emplace_back(nd * es, dst_fill);
                 std::mt19937 rng(100 + t);
-                for (size_t i = 0; i < ns; ++i) put(src[t].data(), i, dt, random_bits(dt, rng, false));
+                for (size_t i = 0; i < ns; ++i)
+                    put(src[t].data(), i, dt, random_bits(dt, rng, false));
                 if (t == 2) put(src[t].data(), ns / 2, dt, qnan_bits(dt));
                 serial[t].assign(nd * es, 0);
                 const void *in[] = {src[t].data()};
@@ -64,7 +65,8 @@ TEST(JitThreads, ConcurrentMakesShareTheCache) {
             for (int rep = 0; rep < 3; ++rep)
                 for (size_t i = 0; i < probs.size(); ++i) {
                     std::string why;
-                    made[t].push_back(make_reduce_max(probs[(i + t * 5) % probs.size()], pool2(), &why));
+                    made[t].push_back(
+                            make_reduce_max(probs[(i + t * 5) % probs.size()], pool2(), &why));
                 }
         });
     for (auto &x : th) x.join();

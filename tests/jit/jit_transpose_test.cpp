@@ -44,8 +44,9 @@ protected:
         int64_t wrong = 0, touched = 0;
         for (int64_t c = 0; c < cn; ++c) {
             for (int64_t p = 0; p < m; ++p)
-                wrong += std::memcmp(d + c * c_stride + p * int64_t(esz), b + (p * cn + c) * int64_t(esz),
-                                 esz) != 0;
+                wrong += std::memcmp(d + c * c_stride + p * int64_t(esz),
+                                 b + (p * cn + c) * int64_t(esz), esz)
+                         != 0;
             // Past the chunk's positions in each channel row: untouched.
             const int64_t end = c + 1 < cn ? c_stride : (m + next_m) * int64_t(esz);
             for (int64_t k = m * int64_t(esz); k < end; ++k) touched += d[c * c_stride + k] != 0xa5;
@@ -60,9 +61,11 @@ TEST_P(JitTranspose, EveryValueInPlaceStreamedOrNot) {
     for (size_t esz : {size_t(4), size_t(2)}) {
         const int64_t pw = esz == 4 ? lanes() : 2 * lanes();  // positions a block
         for (int64_t m : {pw, 2 * pw, 3 * pw + 5}) {
-            for (int64_t cn : {int64_t(lanes()), int64_t(2 * lanes()), int64_t(lanes() + 3), int64_t(3)}) {
+            for (int64_t cn :
+                    {int64_t(lanes()), int64_t(2 * lanes()), int64_t(lanes() + 3), int64_t(3)}) {
                 // Channel rows a multiple of 64 bytes apart, or not.
-                for (int64_t c_stride : {(m + 40) * int64_t(esz) / 64 * 64 + 64, (m + 5) * int64_t(esz)}) {
+                for (int64_t c_stride :
+                        {(m + 40) * int64_t(esz) / 64 * 64 + 64, (m + 5) * int64_t(esz)}) {
                     for (int offset : {0, 4}) {
                         for (bool stream : {false, true}) {
                             run(esz, m, cn, c_stride, offset, stream, 0);

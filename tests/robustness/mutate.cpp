@@ -387,7 +387,8 @@ json generate_graph(rng &r, bool valid) {
     const int64_t rank = r.between(0, 5);
     std::vector<int64_t> dims;
     for (int64_t i = 0; i < rank; ++i) dims.push_back(r.percent(4) ? 0 : r.between(1, 6));
-    const json src = tensor(next_tid++, dtype, dims, r.percent(60) ? dense(dims) : permuted(r, dims));
+    const json src =
+            tensor(next_tid++, dtype, dims, r.percent(60) ? dense(dims) : permuted(r, dims));
 
     const bool arg_max = rank > 0 && r.percent(15);
     std::vector<int64_t> reduced;
