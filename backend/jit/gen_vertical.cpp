@@ -207,8 +207,14 @@ void vertical_generator::pass(int g, bool fresh) {
         for (int c = 0; c < 4; ++c) zero16(umax_chain(c));
         kxord(k_slow_seen, k_slow_seen, k_slow_seen);
     }
+    if (next_pass_straight()) {
+        push(reg_next);
+        lea(reg_next, ptr[reg_p0]);
+        past_rows(reg_next, g);
+    }
     columns([&](mode m) { group_body(m, g, fresh); }, nb,
             skewed ? std::function<void()>([&] { call_skewed(); }) : nullptr);
+    if (next_pass_straight()) pop(reg_next);
     if (chains16) {
         // A negative NaN in the skewed blocks' rows: the pass again, exactly
         // (the rows are unchanged, and a running max the pass wrote over
@@ -234,15 +240,19 @@ void vertical_generator::pass(int g, bool fresh) {
         clear_fp_flags();
         L(l_clean);
     }
-    int left = g;  // past the pass's rows, by lea's scales (8, 4, 2, 1)
-    for (; left >= 8; left -= 8) lea(reg_p0, ptr[reg_p0 + reg_rs * 8]);
-    for (int step : {4, 2, 1})
-        if (left >= step) {
-            lea(reg_p0, ptr[reg_p0 + reg_rs * step]);
-            left -= step;
-        }
+    past_rows(reg_p0, g);
     sub(reg_rows, g);
     mov(reg_from, reg_scr);
+}
+
+void vertical_generator::past_rows(const Reg64 &p, int rows) {
+    int left = rows;  // by lea's scales (8, 4, 2, 1)
+    for (; left >= 8; left -= 8) lea(p, ptr[p + reg_rs * 8]);
+    for (int step : {4, 2, 1})
+        if (left >= step) {
+            lea(p, ptr[p + reg_rs * step]);
+            left -= step;
+        }
 }
 
 void vertical_generator::lane_modes(bool load) {

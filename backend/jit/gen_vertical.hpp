@@ -41,8 +41,9 @@ private:
     const Reg64 reg_to = rcx;     // this pass writes [reg_pd + reg_to]
     const Reg64 reg_p2 = rsi;     // row r + 2 * half() (passes of 16, AVX2 8)
     const Reg64 reg_p3 = rdx;     // row r + 3 * half()
-    // Inside the skewed subroutine with prefetch_pass, where the register
-    // it aliases (reg_tdst) is saved: the next pass's line to prefetch.
+    // With prefetch_pass, inside the skewed subroutine or a straight
+    // pass (next_pass_straight()), where the register it aliases
+    // (reg_tdst) is saved: the next pass's line to prefetch.
     const Reg64 reg_next = r13;
 
     enum class mode { full, tail, scalar };
@@ -218,6 +219,12 @@ private:
     // 80 -> 75%, 8x64x64x64 axis 1 58 -> 51%). Past the tile's end the
     // line is the next tile's or the next row's, read soon after.
     void prefetch_rows(mode m, int g);
+    // AVX2's 16-bit passes (straight, no skewed blocks) with prefetch_pass:
+    // each full step prefetches its share of the next pass's rows, which
+    // follow this pass's in memory.
+    bool next_pass_straight() const { return cfg_.prefetch_pass && !skews(); }
+    // p moves rows rows on.
+    void past_rows(const Reg64 &p, int rows);
 
     // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.
     // Junk lanes of a masked tail are zero and never stored.

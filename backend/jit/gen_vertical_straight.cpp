@@ -25,6 +25,12 @@ void vertical_generator::st(mode m, const Address &a, const Xmm &x) {
 
 void vertical_generator::prefetch_rows(mode m, int g) {
     if (m != mode::full) return;
+    if (next_pass_straight()) {
+        // A step's lines' worth of the next pass's rows, in memory order.
+        const int lines = std::max(1, g * step() * ssz() / 64);
+        for (int i = 0; i < lines; ++i) prefetcht1(ptr[reg_next + 64 * i]);
+        add(reg_next, 64 * lines);
+    }
     if (cfg_.prefetch_l1_bytes)
         for (int k = 0; k < g; ++k) prefetcht0(row(k, cfg_.prefetch_l1_bytes));
     if (cfg_.prefetch)

@@ -157,11 +157,14 @@ bool next_pass_from_l3(const plan &P, int64_t row_bytes) {
 } // namespace
 
 // How a vertical tile (cfg, from tile_config) prefetches: the first rule
-// that fits. Rows that follow one another with a tile as wide as a row
-// read a pass's rows as one contiguous block, which the next pass follows.
+// that fits. Rows that follow one another (rows_adjacent) with a tile as
+// wide as a row read a pass's rows as one contiguous block, which the next
+// pass follows. AVX-512 has rules for all of them (rows_follow), AVX2 for
+// those from memory and, for 16-bit, the short ones from half the L3.
 void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_config &cfg) {
     const int64_t row_bytes = P.jd.n * P.esz;
-    const bool rows_follow = isa == isa_t::avx512_core && P.rows.ss == row_bytes;
+    const bool rows_adjacent = P.rows.ss == row_bytes;
+    const bool rows_follow = isa == isa_t::avx512_core && rows_adjacent;
     const bool half_l3 = prefetch_src(P.src_bytes, streams::many_16bit_far);
     if (rows_follow && P.rows.n < 16 && row_bytes <= vertical_tile_bytes && half_l3) {
         // Slices of under 16 rows (channels-last reducing H or W of small
@@ -176,16 +179,27 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         cfg.prefetch = true;
         cfg.prefetch_bytes = 16 * 1024;
         cfg.fused16 = fused_columns16(P, isa, P.rows.ss);
-    } else if (rows_follow && from_memory && row_bytes <= 16 * 1024) {
+    } else if (rows_adjacent && from_memory && row_bytes <= 16 * 1024) {
         // From memory, passes of rows up to 16 KiB take the next pass's
         // rows instead of each row's line 1 KiB ahead (which, at the row's
         // end, falls into rows the pass reads): 4096x4096 axis 2 f16 87 ->
         // 90, bf16 86-89 -> 94, f32 113 -> 114; 64x64x64x64 axis 1 bf16 82
-        // -> 89, f32 109 -> 114; 2x2048x4096 axis 1 f32 110 -> 117.
+        // -> 89, f32 109 -> 114; 2x2048x4096 axis 1 f32 110 -> 117. AVX2
+        // too (f32's passes skewed by 8; the 16-bit straight passes
+        // prefetch a step's share, next_pass_straight): capped to AVX2,
+        // ab_runs.sh with two copies of each build, f32 2048x4096 (32 MiB)
+        // 78-90 -> 83-100, rows of 1 KiB (32768x256) 34-43 -> 61-80,
+        // 4096x4096 and 64x64x64x64 axis 1 (64 MiB) +5 to +7; bf16
+        // 32768x512 30-33 -> 53-60, 64x64x64x64 axis 1 61-65 -> 69-75, f16
+        // 4096x4096 61-67 -> 69-76; slices of 14 rows of 2 KiB (40 MiB,
+        // which AVX2 has no slice rule for) f32 48-70 -> 59-79, bf16 50 ->
+        // 70-73; f16 64x64x64x64 axes 1,2 (rows of 128 B) tied.
         cfg.prefetch = false;
-        cfg.fused16 = P.dt != data_type::f32 && P.rows.ss % 64 == 0;  // as the prefetching tiles
+        cfg.fused16 = isa == isa_t::avx512_core && P.dt != data_type::f32
+                && P.rows.ss % 64 == 0;  // as the prefetching tiles
         cfg.prefetch_pass = true;
-    } else if (rows_follow && !from_memory && half_l3 && next_pass_from_l3(P, row_bytes)) {
+    } else if ((rows_follow || (rows_adjacent && P.dt != data_type::f32)) && !from_memory && half_l3
+            && next_pass_from_l3(P, row_bytes)) {
         // Short rows (a pass reads 16 of them, streams too short for the
         // hardware prefetchers; next_pass_from_l3) from half the L3's
         // size: the next pass's rows, in memory order. f32 channels-last
@@ -193,7 +207,9 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         // 28x28 reducing C f32 62-69 -> 73, bf16 52-68 -> 61-70; f32 rows
         // of 8 KiB and more (1300x4800 85 -> 79 in one hour, 59 -> 71 and
         // 80 -> 87 in another) and 8 MiB (f32 8x64x64x64 axis 1 92 -> 74)
-        // did not gain.
+        // did not gain. AVX2's 16-bit passes too (capped, ab_runs.sh: bf16
+        // 16384x512 41-46 -> 72-74, 64x64x56x56 axis 1 51-59 -> 57-65, f16
+        // 3000x3000 tied), not its f32 ones (5120x1024 73-80 -> 67-76).
         cfg.prefetch_pass = true;
     } else if (from_memory && far_prefetch(P)) {
         cfg.prefetch_bytes = 4096;
@@ -206,7 +222,9 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         // ahead 63-68, 256 B 64-67, 1 and 2 KiB 62-66; prefetcht1 at 1 or 4
         // KiB 58-70), f16 NCHW 64x64x56x56 axis 1 49-52 -> 53-54, bf16
         // 44-48 -> 46-55, f16 channels-last axis 2 (7168 B rows) 48-55 ->
-        // 53-60; at 12.8 MB bf16 channels-last axis 0 65-70 -> 68-79. It
+        // 53-60 (rows one after another of up to 16 KiB but powers of two
+        // take the next pass's rows instead, above); at 12.8 MB bf16
+        // channels-last axis 0 65-70 -> 68-79. It
         // lost at 6.4 MB (f16 NCHW 16x64x56x56 axis 1 78-80 -> 75) and 2
         // MiB (bf16 16x64x32x32 axis 1 60-66 -> 50-59), and from memory
         // beside the tiles' prefetch (f16 4096x4096 axis 0 62-66 -> 57-62);
