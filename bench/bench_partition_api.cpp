@@ -266,22 +266,12 @@ BENCHMARK_CAPTURE(execute_api, f32_32x128_a1, case_32x128)->MinTime(0.2)->REPEAT
 BENCHMARK_CAPTURE(execute_direct, f32_32x128_a1, case_32x128)->MinTime(0.2)->REPEATED;
 // Fixed iteration counts keep every new shape tiny (k < 5000: at most 36 KB
 // of src, below the 64 KiB where kernels split over threads).
-BENCHMARK_CAPTURE(compile_new, f32_1x1000_a1, case_1x1000)
-        ->Iterations(1000)
-        ->UseManualTime()
-        ->REPEATED;
-BENCHMARK_CAPTURE(compile_new, f32_32x128_a1, case_32x128)
-        ->Iterations(1000)
-        ->UseManualTime()
-        ->REPEATED;
-BENCHMARK_CAPTURE(compile_same, f32_1x1000_a1, case_1x1000)
-        ->MinTime(0.2)
-        ->UseManualTime()
-        ->REPEATED;
-BENCHMARK_CAPTURE(compile_same, f32_32x128_a1, case_32x128)
-        ->MinTime(0.2)
-        ->UseManualTime()
-        ->REPEATED;
+#define MANUAL_NEW Iterations(1000)->UseManualTime()->REPEATED
+#define MANUAL_SAME MinTime(0.2)->UseManualTime()->REPEATED
+BENCHMARK_CAPTURE(compile_new, f32_1x1000_a1, case_1x1000)->MANUAL_NEW;
+BENCHMARK_CAPTURE(compile_new, f32_32x128_a1, case_32x128)->MANUAL_NEW;
+BENCHMARK_CAPTURE(compile_same, f32_1x1000_a1, case_1x1000)->MANUAL_SAME;
+BENCHMARK_CAPTURE(compile_same, f32_32x128_a1, case_32x128)->MANUAL_SAME;
 BENCHMARK_CAPTURE(make_direct, f32_1x1000_a1, case_1x1000)->MinTime(0.2)->REPEATED;
 BENCHMARK_CAPTURE(make_direct, f32_32x128_a1, case_32x128)->MinTime(0.2)->REPEATED;
 BENCHMARK(jit_make_cached)->MinTime(0.2)->REPEATED;

@@ -209,7 +209,7 @@ void vertical_generator::pass(int g, bool fresh) {
     }
     if (next_pass_straight()) {
         push(reg_next);
-        lea(reg_next, ptr[reg_p0]);
+        mov(reg_next, reg_p0);
         past_rows(reg_next, g);
     }
     columns([&](mode m) { group_body(m, g, fresh); }, nb,
@@ -245,8 +245,8 @@ void vertical_generator::pass(int g, bool fresh) {
     mov(reg_from, reg_scr);
 }
 
-void vertical_generator::past_rows(const Reg64 &p, int rows) {
-    int left = rows;  // by lea's scales (8, 4, 2, 1)
+void vertical_generator::past_rows(const Reg64 &p, int n) {
+    int left = n;  // by lea's scales (8, 4, 2, 1)
     for (; left >= 8; left -= 8) lea(p, ptr[p + reg_rs * 8]);
     for (int step : {4, 2, 1})
         if (left >= step) {

@@ -223,8 +223,8 @@ private:
     // each full step prefetches its share of the next pass's rows, which
     // follow this pass's in memory.
     bool next_pass_straight() const { return cfg_.prefetch_pass && !skews(); }
-    // p moves rows rows on.
-    void past_rows(const Reg64 &p, int rows);
+    // p moves n rows on.
+    void past_rows(const Reg64 &p, int n);
 
     // dst = max(dst, rows 0 .. g-1), or (fresh) just the max of the rows.
     // Junk lanes of a masked tail are zero and never stored.

@@ -28,8 +28,8 @@ void vertical_generator::skewed_blocks(bool neg) {
     // pass's.
     if (cfg_.prefetch_pass) {
         push(reg_next);
-        lea(reg_next, ptr[reg_p0 + reg_rs * 8]);
-        for (int r = 8; r < skew_rows(); r += 8) lea(reg_next, ptr[reg_next + reg_rs * 8]);
+        mov(reg_next, reg_p0);
+        past_rows(reg_next, skew_rows());
     }
     cmp(reg_cnt, cols);
     jl(l_none, T_NEAR);
