@@ -32,8 +32,10 @@ using namespace Xbyak;
 void inner_blocks_generator::tiny_rows_dwords() {
     const int n = cfg_.block_n, lanes = vlen16(), half = lanes / 2;
     // A window of 16 rows: rows of 3 in the vector at its start and the
-    // one that ends it (16 words on), rows of 2 in one vector.
-    const int window_bytes = half * n * 2, second_at = half * n - lanes;
+    // one that ends it (16 words on), as the permutes' first step takes
+    // them (tiny_shape: 16 rows of 3 a window); rows of 2 in one vector.
+    const tiny_shape s(n, lanes);
+    const int window_bytes = half * n * 2, second_at = n == 3 ? s.second_at() : 0;
     // Tables: per element k of a row (rows of 3), word 2r + 1 takes row
     // r's element k from (first, second); then the pack, word i the high
     // half of dword i % 16 of window i / 16.
@@ -41,10 +43,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
     if (n == 3) {
         for (int k = 0; k < 3; ++k) {
             std::vector<uint16_t> t(size_t(lanes), 0);
-            for (int r = 0; r < half; ++r) {
-                const int e = r * n + k;
-                t[size_t(2 * r + 1)] = uint16_t(e < lanes ? e : lanes + e - second_at);
-            }
+            for (int r = 0; r < half; ++r) t[size_t(2 * r + 1)] = uint16_t(s.index_of(r * n + k));
             tables.push_back(t);
         }
     }

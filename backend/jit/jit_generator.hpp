@@ -156,13 +156,13 @@ protected:
     bool raw16() const { return ssz() == 2; }
     // 16-bit lanes per vector register.
     int vlen16() const { return 2 * vlen(); }
-    // Integer register copy and zeroing, EVEX on AVX-512 (any register),
-    // VEX on AVX2.
     // A whole vector of raw bits from memory (any lanes).
     void load_raw(const Xbyak::Xmm &to, const Xbyak::Address &from) {
         if (is512()) vmovdqu32(to, from);
         else vmovdqu(to, from);
     }
+    // Integer register copy and zeroing, EVEX on AVX-512 (any register),
+    // VEX on AVX2.
     void copy16(const Xbyak::Xmm &to, const Xbyak::Xmm &from) {
         if (is512()) vmovdqa32(to, from);
         else vmovdqa(to, from);

@@ -195,8 +195,7 @@ void choose_tile_prefetch(const plan &P, isa_t isa, bool from_memory, kernel_con
         // which AVX2 has no slice rule for) f32 48-70 -> 59-79, bf16 50 ->
         // 70-73; f16 64x64x64x64 axes 1,2 (rows of 128 B) tied.
         cfg.prefetch = false;
-        cfg.fused16 = isa == isa_t::avx512_core && P.dt != data_type::f32
-                && P.rows.ss % 64 == 0;  // as the prefetching tiles
+        cfg.fused16 = fused_columns16(P, isa, P.rows.ss);  // as the prefetching tiles
         cfg.prefetch_pass = true;
     } else if ((rows_follow || (rows_adjacent && P.dt != data_type::f32)) && !from_memory && half_l3
             && next_pass_from_l3(P, row_bytes)) {
