@@ -103,21 +103,31 @@ private:
         static const int avx512[] = {24, 25, 27, 28}, avx2[] = {11, 13, 14, 15};
         return vmm(is512() ? avx512[i % 4] : avx2[i % 4]);
     }
-    // AVX-512, bf16/f16 rows of 32-64 elements: the raw
-    // bits' signed 16-bit max per output, beside unsigned max chains for
+    // bf16/f16 rows of 32-64 elements (AVX2: 17-64): the raw bits'
+    // signed 16-bit max per output, beside unsigned max chains for
     // negative NaNs (see the definition). Blocks take them first (blk_mode 0).
     bool word_blocks() const;
+    // The chains: AVX-512 four, AVX2 two (ymm11 and 15, free until the
+    // fold; its chains are tested before it).
+    int word_chains() const { return is512() ? 4 : 2; }
     Xbyak::Xmm word_chain(int c) const {
-        static const int regs[] = {21, 29, 30, 31};
-        return vmm(regs[c % 4]);
+        static const int avx512[] = {21, 29, 30, 31}, avx2[] = {11, 15};
+        return is512() ? vmm(avx512[c % 4]) : vmm(avx2[c % 2]);
     }
+    // A load's register in block_words: AVX-512 zmm16-19, AVX2 ymm8-9
+    // (blocks()' x and t).
+    Xbyak::Xmm word_temp(int c) const { return is512() ? vmm(16 + c % 4) : vmm(8 + c % 2); }
     void block_words(const std::function<Xbyak::Address(int, int)> &addr_bytes,
             const std::function<Xbyak::Xmm(int)> &acc_of, bool one_row);
     void word_block(const std::function<Xbyak::Address(int, int)> &addr_bytes,
             const std::function<Xbyak::Xmm(int)> &acc_of, Xbyak::Label &l_folded,
             Xbyak::Label &l_redo);
-    // 0x8000 per word, the signed max's floor (block_words over rows).
+    // AVX-512: 0x8000 per word, the signed max's floor (block_words over
+    // rows; AVX2 broadcasts it there).
     Xbyak::Xmm word_floor() const { return vmm(22); }
+    // v = bits in every 16-bit lane, by blk_tmp (bcast16 takes eax, which
+    // is blk_os here).
+    void bcast16_tmp(const Xbyak::Xmm &v, uint16_t bits);
     // f16 in raw_pairs(): the accumulators hold the order of its bits.
     bool f16_bits() const { return cfg_.src_dt == data_type::f16; }
     // AVX-512: the unsigned max of an f16 block's raw bits.

@@ -122,8 +122,9 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
     if (f16_bits()) vpmaxuw(chain16(), chain16(), a);
 }
 
-// AVX-512, 16-bit rows of 32 to 64 elements, from the caches or from
-// memory (where the other blocks keep a check per vector): per 64 bytes
+// 16-bit rows of 32 to 64 elements (AVX2: 17 to 64, a ymm of 16 words
+// at a time, 8 outputs a block), from the caches or from memory (where
+// the other blocks keep a check per vector): per 64 bytes
 // one load, a signed 16-bit max of the raw bits into the output's
 // accumulator and an unsigned max into one of four chains: three
 // instructions where the pairs take three (bf16) or four (f16). Both
@@ -140,9 +141,23 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
 // output whose max has its sign set saw only negatives, whose max is
 // their unsigned min: that block, and the call's later ones, go to the
 // pairs (blk_mode 1). The fold's shuffles move dwords, each two words of one
-// output, which a last shift and max join.
+// output, which a last shift and max join. AVX2 took its rows of 17-64
+// widened to floats (rows past 32, and f16) or as float pairs (bf16 up to
+// 32) until session 26; capped to AVX2 on Zen 4, ab_runs.sh with two
+// copies of each build, random signs, % of the roofline: bf16
+// channels-last 4x64x56x56 axis 1 (rows of 64, from L2) 41-42 -> 77-83,
+// at 25 MiB 50-54 -> 64-80; NCHW axis 3 (rows of 56) 38-40 -> 65-66 and
+// 50-53 -> 64-70; rows of 28 38-42 -> 58-68 and 45-53 -> 58-67; f16 rows
+// of 64 49-54 -> 68-77 (25 MiB 54-64 -> 70-74), 56 48-50 -> 58-62, 28
+// 41-43 -> 53-55; rows of 20 34 -> 37-44.
 bool inner_blocks_generator::word_blocks() const {
-    return cfg_.block_n >= 2 * vlen() && is512() && raw16();
+    return cfg_.block_n >= 2 * vlen() && raw16();
+}
+
+void inner_blocks_generator::bcast16_tmp(const Xmm &v, uint16_t bits) {
+    mov(blk_tmp.cvt32(), bits * 0x10001u);
+    vmovd(Xmm(v.getIdx()), blk_tmp.cvt32());
+    vpbroadcastd(v, Xmm(v.getIdx()));
 }
 
 void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,
@@ -150,13 +165,13 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     const int n = cfg_.block_n, words = 2 * vlen();
     std::vector<int> offsets {0};
     for (int e = words; e < n; e += words) offsets.push_back(std::min(e, n - words) * ssz());
-    for (int c = 0; c < 4; ++c) vpxord(word_chain(c), word_chain(c), word_chain(c));
+    for (int c = 0; c < word_chains(); ++c) zero16(word_chain(c));
     int c = 0;
     auto take = [&](int k, int off, bool first) {
         const Address a = addr_bytes(k, off);
-        const Xmm x = vmm(16 + c % 4);
-        vmovdqu16(x, a);
-        if (first) vmovdqa32(acc_of(k), x);
+        const Xmm x = word_temp(c);
+        load_raw(x, a);
+        if (first) copy16(acc_of(k), x);
         else vpmaxsw(acc_of(k), acc_of(k), x);
         vpmaxuw(word_chain(c), word_chain(c), x);
         ++c;
@@ -169,7 +184,8 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     }
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
-    for (int k = 0; k < vlen(); ++k) vmovdqa32(acc_of(k), word_floor());
+    if (!is512()) bcast16_tmp(word_temp(0), 0x8000);
+    for (int k = 0; k < vlen(); ++k) copy16(acc_of(k), is512() ? word_floor() : word_temp(0));
     mov(blk_rows, ARG(rows));
     Label l_row;
     L(l_row);
@@ -194,7 +210,7 @@ void inner_blocks_generator::clear_low_halves(const Xmm &v) {
 // pb at the block's first rows.
 void inner_blocks_generator::word_block(const std::function<Address(int, int)> &addr_bytes,
         const std::function<Xmm(int)> &acc_of, Label &l_folded, Label &l_redo) {
-    const Xmm x = vmm(16);
+    const Xmm x = vmm(is512() ? 16 : 8);
     Label l_rows, l_fold;
     cmp(ARG(rows), 1);
     jne(l_rows, T_NEAR);
@@ -203,22 +219,48 @@ void inner_blocks_generator::word_block(const std::function<Address(int, int)> &
     L(l_rows);
     block_words(addr_bytes, acc_of, false);
     L(l_fold);
+    Label l_negative;
+    if (!is512()) {
+        // The chains before the fold, which takes their registers: a lane
+        // above -inf's bits is a negative NaN.
+        const Xmm t = vmm(9);
+        vpmaxuw(word_chain(0), word_chain(0), word_chain(1));
+        bcast16_tmp(x, neg_inf16());
+        vpmaxuw(t, word_chain(0), x);
+        vpcmpeqw(t, t, x);  // all ones where no negative NaN
+        vpmovmskb(blk_tmp.cvt32(), t);
+        cmp(blk_tmp.cvt32(), -1);
+        jne(l_redo, T_NEAR);
+    }
     fold(false, true);
     vpsrld(x, vmm(0), 16);
     vpmaxsw(vmm(0), vmm(0), x);  // low words: the outputs' signed maxes
-    test_negative_nan_chains(word_chain(0), word_chain(1), word_chain(2), word_chain(3));
-    jnz(l_redo, T_NEAR);
-    Label l_negative;
-    vpmovw2m(k_ord_, vmm(0));
-    const Opmask k_low_words = Opmask(1);  // the ordered chains' (k1-k4), unused from the caches
-    mov(blk_tmp.cvt32(), 0x55555555u);
-    kmovd(k_low_words, blk_tmp.cvt32());
-    kandd(k_ord_, k_ord_, k_low_words);
-    kortestd(k_ord_, k_ord_);
+    if (is512()) {
+        test_negative_nan_chains(word_chain(0), word_chain(1), word_chain(2), word_chain(3));
+        jnz(l_redo, T_NEAR);
+        vpmovw2m(k_ord_, vmm(0));
+        const Opmask k_low_words = Opmask(1);  // the ordered chains' (k1-k4), unused from the caches
+        mov(blk_tmp.cvt32(), 0x55555555u);
+        kmovd(k_low_words, blk_tmp.cvt32());
+        kandd(k_ord_, k_ord_, k_low_words);
+        kortestd(k_ord_, k_ord_);
+    } else {
+        // The sign bits of the low words: byte 1 of each dword.
+        vpmovmskb(blk_tmp.cvt32(), vmm(0));
+        test(blk_tmp.cvt32(), 0x22222222);
+    }
     jnz(l_negative, T_NEAR);
-    if (f16_bits()) {
+    if (f16_bits() && is512()) {
         vpmovdw(Ymm(x.getIdx()), vmm(0));
         vcvtph2ps(vmm(0), Ymm(x.getIdx()));
+    } else if (f16_bits()) {
+        // The low words alone (the high ones are junk), packed to 8 words.
+        const Xmm xl(x.getIdx()), tl(vmm(9).getIdx());
+        vpslld(x, vmm(0), 16);
+        vpsrld(x, x, 16);
+        vextracti128(tl, Ymm(x.getIdx()), 1);
+        vpackusdw(xl, xl, tl);
+        vcvtph2ps(vmm(0), xl);
     } else {
         vpslld(vmm(0), vmm(0), 16);
     }
