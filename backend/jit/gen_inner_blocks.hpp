@@ -58,13 +58,13 @@ protected:
     // and eax.
     bool tiny_rows_fit() const;
     void tiny_rows();
-    // AVX2 rows of 2-4 (tiny_rows() hands them on): in-lane shuffles
-    // (gen_inner_tiny_lanes.cpp).
+    // AVX2 f32 rows of 2-4 and 16-bit rows of 3 (tiny_rows() hands them
+    // on): in-lane shuffles (gen_inner_tiny_lanes.cpp).
     void tiny_rows_in_lanes();
     // AVX2 bf16/f16 rows of 4-16 (tiny_rows() hands them on): 16 rows'
     // words transposed into columns (gen_inner_tiny_words.cpp).
     void tiny_rows_words();
-    // AVX-512 bf16/f16 rows of 2-3 (tiny_rows() hands them on): each
+    // bf16/f16 rows of 2-3 (AVX2: 2; tiny_rows() hands them on): each
     // row's elements as floats in dwords' high halves, maxed by vmaxps
     // (gen_inner_tiny_dwords.cpp).
     void tiny_rows_dwords();

@@ -223,14 +223,10 @@ void inner_blocks_generator::word_block(const std::function<Address(int, int)> &
     if (!is512()) {
         // The chains before the fold, which takes their registers: a lane
         // above -inf's bits is a negative NaN.
-        const Xmm t = vmm(9);
         vpmaxuw(word_chain(0), word_chain(0), word_chain(1));
         bcast16_tmp(x, neg_inf16());
-        vpmaxuw(t, word_chain(0), x);
-        vpcmpeqw(t, t, x);  // all ones where no negative NaN
-        vpmovmskb(blk_tmp.cvt32(), t);
-        cmp(blk_tmp.cvt32(), -1);
-        jne(l_redo, T_NEAR);
+        test_negative_nan_chain_avx2(word_chain(0), x, vmm(9), blk_tmp.cvt32());
+        jnz(l_redo, T_NEAR);
     }
     fold(false, true);
     vpsrld(x, vmm(0), 16);

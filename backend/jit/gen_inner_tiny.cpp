@@ -7,8 +7,8 @@
 // each step, until one vector holds a vector of outputs (16 f32, 32
 // bf16/f16). AVX2's rows of 2-4 take in-lane shuffles instead
 // (gen_inner_tiny_lanes.cpp), but its 16-bit rows of 4-16 transposes
-// (gen_inner_tiny_words.cpp); AVX-512's 16-bit rows of 2-3 float maxes of
-// dwords (gen_inner_tiny_dwords.cpp).
+// (gen_inner_tiny_words.cpp); 16-bit rows of 2-3 on AVX-512, of 2 on
+// AVX2, float maxes of dwords (gen_inner_tiny_dwords.cpp).
 #include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
 
@@ -96,8 +96,10 @@ bool inner_blocks_generator::tiny_rows_fit() const {
 }
 
 void inner_blocks_generator::tiny_rows() {
-    // AVX2: f32 rows of 2-4 and 16-bit rows of 2-3 by in-lane shuffles,
-    // 16-bit rows of 4-16 by transposes, f32 rows of 5-7 below.
+    // AVX2: f32 rows of 2-4 and 16-bit rows of 3 by in-lane shuffles,
+    // 16-bit rows of 4-16 by transposes, f32 rows of 5-7 below; 16-bit
+    // rows of 2 as dwords, as AVX-512's rows of 2-3.
+    if (raw16() && cfg_.block_n == 2) return tiny_rows_dwords();
     if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16())))
         return tiny_rows_in_lanes();
     if (!is512() && raw16()) return tiny_rows_words();

@@ -1,4 +1,4 @@
-// AVX-512's bf16/f16 tiny rows of 2-3 (gen_inner_blocks.hpp,
+// bf16/f16 tiny rows of 2-3 on AVX-512, of 2 on AVX2 (gen_inner_blocks.hpp,
 // tiny_rows_dwords(), which tiny_rows() hands them): each row's elements
 // go into the high halves of dwords, low halves zero, where vmaxps orders
 // them as the values (bf16: the dword is the element as a float; f16: the
@@ -19,7 +19,13 @@
 // 68-71; 349525x3 bf16 (2 MB) 44-46 -> 65; positive data tied (the
 // signed maxes: 47-69 either way). Rows of 2: 524288x2 bf16 random
 // 61-63 -> 63-64; at 25 MB both 38-41 (bound by writing dst, half of
-// src's size).
+// src's size). AVX2 (session 26) packs the high words of two windows
+// by vpackusdw and vpermq, where it widened each row's elements (in-lane
+// shuffles): capped, ab_runs.sh with two copies of each build, % of the
+// roofline, 400000x2 from L2 bf16 24 -> 52-62 (all negative 24 -> 62-64),
+// f16 36-37 -> 49-61; 6553600x2 (25 MiB) bf16 31-35 -> 40-52, f16
+// 34-50 -> 38-67. AVX2's rows of 3 keep the in-lane shuffles: it has no
+// word permutes.
 #include "backend/jit/gen_inner_blocks.hpp"
 
 #include <cstdint>
@@ -52,9 +58,11 @@ void inner_blocks_generator::tiny_rows_dwords() {
         pack[size_t(i)] = uint16_t((i / half) * lanes + 2 * (i % half) + 1);
     tables.push_back(pack);
     auto table_reg = [&](int t) { return vmm(31 - t); };
-    const Xmm pack_reg = table_reg(static_cast<int>(tables.size()) - 1);
-    const Xmm a = vmm(16), b = vmm(17), x = vmm(18), y = vmm(19), high_mask = vmm(20);
-    const Xmm chain0 = vmm(21), chain1 = vmm(22);
+    const bool avx512 = is512();  // AVX2: rows of 2 only
+    const Xmm pack_reg = avx512 ? table_reg(static_cast<int>(tables.size()) - 1) : vmm(7);
+    const Xmm a = vmm(avx512 ? 16 : 2), b = vmm(17), x = vmm(avx512 ? 18 : 3), y = vmm(19);
+    const Xmm high_mask = vmm(avx512 ? 20 : 4);
+    const Xmm chain0 = vmm(avx512 ? 21 : 5), chain1 = vmm(avx512 ? 22 : 6);
     const Opmask k_high = Opmask(1);  // the dwords' high words
     const bool chains = f16_bits();
 
@@ -66,12 +74,14 @@ void inner_blocks_generator::tiny_rows_dwords() {
         for (uint16_t w : t) dw(w);
     L(l_code);
     tiny_rows_enter(lanes, l_skip);
-    for (size_t i = 0; i < tables.size(); ++i)
-        vmovdqu32(table_reg(int(i)), ptr[rip + l_tables + int(i) * lanes * 2]);
-    mov(eax, 0xaaaaaaaa);
-    kmovd(k_high, eax);
-    mov(eax, 0xffff0000);
-    vpbroadcastd(high_mask, eax);
+    if (avx512) {
+        for (size_t i = 0; i < tables.size(); ++i)
+            vmovdqu32(table_reg(int(i)), ptr[rip + l_tables + int(i) * lanes * 2]);
+        mov(eax, 0xaaaaaaaa);
+        kmovd(k_high, eax);
+    }
+    bcast16(high_mask, 0xffff);  // 0xffffffff: then the low words cleared
+    vpslld(high_mask, high_mask, 16);
     if (chains) {
         zero16(chain0);
         zero16(chain1);
@@ -79,14 +89,15 @@ void inner_blocks_generator::tiny_rows_dwords() {
     L(l_group);
     for (int w = 0; w < 2; ++w) {
         const Xmm out = vmm(w);
-        vmovdqu32(a, ptr[reg_src + w * window_bytes]);
+        load_raw(a, ptr[reg_src + w * window_bytes]);
         if (n == 3) vmovdqu32(b, ptr[reg_src + w * window_bytes + second_at * 2]);
         if (chains) {
             vpmaxuw(chain0, chain0, a);
             if (n == 3) vpmaxuw(chain1, chain1, b);
         }
         if (n == 2) {
-            vpandd(x, a, high_mask);
+            if (avx512) vpandd(x, a, high_mask);
+            else vpand(x, a, high_mask);
             vpslld(out, a, 16);
             vmaxps(out, out, x);
             continue;
@@ -103,11 +114,26 @@ void inner_blocks_generator::tiny_rows_dwords() {
         element(y, 2);
         vmaxps(out, x, y);
     }
-    vpermt2w(vmm(0), pack_reg, vmm(1));
+    if (avx512) {
+        vpermt2w(vmm(0), pack_reg, vmm(1));
+    } else {
+        // The high words down, packed in-lane (0-3 | 8-11 | 4-7 | 12-15
+        // in qwords), then the qwords in order.
+        vpsrld(vmm(0), vmm(0), 16);
+        vpsrld(vmm(1), vmm(1), 16);
+        vpackusdw(vmm(0), vmm(0), vmm(1));
+        vpermq(Ymm(0), Ymm(0), 0xd8);
+    }
     tiny_rows_store_and_next(vmm(0), x, true, lanes, l_group);
     if (chains) {
-        bcast16(c_neg_inf(), neg_inf16());
-        test_negative_nan_chains(chain0, chain1, chain0, chain1);
+        if (avx512) {
+            bcast16(c_neg_inf(), neg_inf16());
+            test_negative_nan_chains(chain0, chain1, chain0, chain1);
+        } else {
+            vpmaxuw(chain0, chain0, chain1);
+            bcast16(pack_reg, neg_inf16());
+            test_negative_nan_chain_avx2(chain0, pack_reg, x, eax);
+        }
         jnz(l_tested, T_NEAR);  // a negative NaN: ZF clear
     }
     test_invalid_flag();

@@ -202,6 +202,16 @@ protected:
         negative_nan_lanes(k_ord_, c0);
         kortestd(k_ord_, k_ord_);
     }
+    // AVX2: ZF clear (jnz taken) where the unsigned-max chain c saw a
+    // negative NaN; ninf holds -inf's bits, t and tmp are clobbered.
+    void test_negative_nan_chain_avx2(const Xbyak::Xmm &c, const Xbyak::Xmm &ninf,
+            const Xbyak::Xmm &t, const Xbyak::Reg32 &tmp) {
+        vpmaxuw(t, c, ninf);
+        vpcmpeqw(t, t, ninf);  // all ones where no negative NaN
+        vpmovmskb(tmp, t);
+        not_(tmp);
+        test(tmp, tmp);
+    }
     // The column kernels' answer from a vector's statistics, in smax: per
     // lane the signed max, or the unsigned min where the signed max is
     // negative (the lane saw only negatives), or the quiet NaN where the
