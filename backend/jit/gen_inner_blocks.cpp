@@ -219,7 +219,9 @@ void inner_blocks_generator::blocks() {
     push(rbx); push(r12); push(r13); push(r14); push(r15);
     mov(blk_mode, word_blocks() ? 0 : 1);
     // Negative NaNs are the bits above -inf's (clobbers eax).
-    if ((word_blocks() && is512()) || (raw_pairs() && f16_bits())) bcast16(c_neg_inf(), neg_inf16());
+    // (AVX2's word blocks broadcast theirs where they test.)
+    if ((word_blocks() && is512()) || (raw_pairs() && f16_bits()))
+        bcast16(c_neg_inf(), neg_inf16());
     if (word_blocks() && is512()) bcast16(word_floor(), 0x8000);
     if (bf16_pairs()) {
         mov(tmp.cvt32(), 0xffff0000u);

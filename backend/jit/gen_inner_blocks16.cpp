@@ -235,7 +235,8 @@ void inner_blocks_generator::word_block(const std::function<Address(int, int)> &
         test_negative_nan_chains(word_chain(0), word_chain(1), word_chain(2), word_chain(3));
         jnz(l_redo, T_NEAR);
         vpmovw2m(k_ord_, vmm(0));
-        const Opmask k_low_words = Opmask(1);  // the ordered chains' (k1-k4), unused from the caches
+        // k1: the ordered chains' (k1-k4), unused from the caches.
+        const Opmask k_low_words = Opmask(1);
         mov(blk_tmp.cvt32(), 0x55555555u);
         kmovd(k_low_words, blk_tmp.cvt32());
         kandd(k_ord_, k_ord_, k_low_words);
