@@ -123,11 +123,8 @@ private:
             const std::function<Xbyak::Xmm(int)> &acc_of, Xbyak::Label &l_folded,
             Xbyak::Label &l_redo);
     // AVX-512: 0x8000 per word, the signed max's floor (block_words over
-    // rows; AVX2 broadcasts it there).
+    // rows; AVX2 broadcasts it there, by blk_tmp: eax is blk_os).
     Xbyak::Xmm word_floor() const { return vmm(22); }
-    // v = bits in every 16-bit lane, by blk_tmp (bcast16 takes eax, which
-    // is blk_os here).
-    void bcast16_tmp(const Xbyak::Xmm &v, uint16_t bits);
     // f16 in raw_pairs(): the accumulators hold the order of its bits.
     bool f16_bits() const { return cfg_.src_dt == data_type::f16; }
     // AVX-512: the unsigned max of an f16 block's raw bits.

@@ -154,11 +154,6 @@ bool inner_blocks_generator::word_blocks() const {
     return cfg_.block_n >= 2 * vlen() && raw16();
 }
 
-void inner_blocks_generator::bcast16_tmp(const Xmm &v, uint16_t bits) {
-    mov(blk_tmp.cvt32(), bits * 0x10001u);
-    vmovd(Xmm(v.getIdx()), blk_tmp.cvt32());
-    vpbroadcastd(v, Xmm(v.getIdx()));
-}
 
 void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,
         const std::function<Xmm(int)> &acc_of, bool one_row) {
@@ -184,7 +179,7 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     }
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
-    if (!is512()) bcast16_tmp(word_temp(0), 0x8000);
+    if (!is512()) bcast16(word_temp(0), 0x8000, blk_tmp.cvt32());  // eax is blk_os
     for (int k = 0; k < vlen(); ++k) copy16(acc_of(k), is512() ? word_floor() : word_temp(0));
     mov(blk_rows, ARG(rows));
     Label l_row;
@@ -223,9 +218,8 @@ void inner_blocks_generator::word_block(const std::function<Address(int, int)> &
     if (!is512()) {
         // The chains before the fold, which takes their registers: a lane
         // above -inf's bits is a negative NaN.
-        vpmaxuw(word_chain(0), word_chain(0), word_chain(1));
-        bcast16_tmp(x, neg_inf16());
-        test_negative_nan_chain_avx2(word_chain(0), x, vmm(9), blk_tmp.cvt32());
+        bcast16(x, neg_inf16(), blk_tmp.cvt32());
+        test_negative_nan_chains_avx2(word_chain(0), word_chain(1), x, vmm(9), blk_tmp.cvt32());
         jnz(l_redo, T_NEAR);
     }
     fold(false, true);

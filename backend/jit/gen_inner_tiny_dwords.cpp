@@ -67,12 +67,14 @@ void inner_blocks_generator::tiny_rows_dwords() {
     const bool chains = f16_bits();
 
     Label l_tables, l_code, l_skip, l_group, l_tested;
-    jmp(l_code, T_NEAR);
-    align(64);
-    L(l_tables);
-    for (const auto &t : tables)
-        for (uint16_t w : t) dw(w);
-    L(l_code);
+    if (avx512) {  // AVX2 packs by vpackusdw and vpermq: no tables
+        jmp(l_code, T_NEAR);
+        align(64);
+        L(l_tables);
+        for (const auto &t : tables)
+            for (uint16_t w : t) dw(w);
+        L(l_code);
+    }
     tiny_rows_enter(lanes, l_skip);
     if (avx512) {
         for (size_t i = 0; i < tables.size(); ++i)
@@ -130,9 +132,8 @@ void inner_blocks_generator::tiny_rows_dwords() {
             bcast16(c_neg_inf(), neg_inf16());
             test_negative_nan_chains(chain0, chain1, chain0, chain1);
         } else {
-            vpmaxuw(chain0, chain0, chain1);
             bcast16(pack_reg, neg_inf16());
-            test_negative_nan_chain_avx2(chain0, pack_reg, x, eax);
+            test_negative_nan_chains_avx2(chain0, chain1, pack_reg, x, eax);
         }
         jnz(l_tested, T_NEAR);  // a negative NaN: ZF clear
     }

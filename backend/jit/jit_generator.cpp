@@ -274,12 +274,12 @@ void jit_generator::load_bytes(const Xmm &v, const RegExp &at, int bytes, const 
     if (bytes - done >= 2) vpinsrw(h, h, ptr[at + done], static_cast<uint8_t>(done / 2));
 }
 
-void jit_generator::bcast16(const Xmm &v, uint16_t bits) {
-    mov(eax, bits * 0x10001u);
+void jit_generator::bcast16(const Xmm &v, uint16_t bits, const Xbyak::Reg32 &tmp) {
+    mov(tmp, bits * 0x10001u);
     if (is512()) {
-        vpbroadcastd(v, eax);
+        vpbroadcastd(v, tmp);
     } else {
-        vmovd(Xmm(v.getIdx()), eax);
+        vmovd(Xmm(v.getIdx()), tmp);
         vpbroadcastd(v, Xmm(v.getIdx()));
     }
 }

@@ -175,8 +175,9 @@ protected:
     uint16_t nan_above() const;
     uint16_t quiet_nan() const;
     uint16_t neg_inf16() const;
-    // All 16-bit lanes of v = bits (any ISA). Clobbers eax.
-    void bcast16(const Xbyak::Xmm &v, uint16_t bits);
+    // All 16-bit lanes of v = bits (any ISA). Clobbers tmp.
+    void bcast16(const Xbyak::Xmm &v, uint16_t bits,
+            const Xbyak::Reg32 &tmp = Xbyak::Reg32(Xbyak::Operand::EAX));
     // The column kernels' 16-bit constants, in fixed registers: -inf
     // (zmm26; AVX2 ymm12) and the quiet NaN (zmm28; ymm13).
     // bcast16_constants() fills both; clobbers eax.
@@ -202,11 +203,13 @@ protected:
         negative_nan_lanes(k_ord_, c0);
         kortestd(k_ord_, k_ord_);
     }
-    // AVX2: ZF clear (jnz taken) where the unsigned-max chain c saw a
-    // negative NaN; ninf holds -inf's bits, t and tmp are clobbered.
-    void test_negative_nan_chain_avx2(const Xbyak::Xmm &c, const Xbyak::Xmm &ninf,
-            const Xbyak::Xmm &t, const Xbyak::Reg32 &tmp) {
-        vpmaxuw(t, c, ninf);
+    // AVX2: two unsigned-max chains joined into c0, then ZF clear (jnz
+    // taken) where they saw a negative NaN; ninf holds -inf's bits, t and
+    // tmp are clobbered.
+    void test_negative_nan_chains_avx2(const Xbyak::Xmm &c0, const Xbyak::Xmm &c1,
+            const Xbyak::Xmm &ninf, const Xbyak::Xmm &t, const Xbyak::Reg32 &tmp) {
+        vpmaxuw(c0, c0, c1);
+        vpmaxuw(t, c0, ninf);
         vpcmpeqw(t, t, ninf);  // all ones where no negative NaN
         vpmovmskb(tmp, t);
         not_(tmp);
