@@ -11,6 +11,24 @@
 
 namespace crest::impl::jit {
 
+// The shape of a tiny-rows vector of outputs: rows padded to a power of two
+// elements (np), halved by the first permute pair (p0 = np / 2 partials a
+// row), so r0 = lanes / p0 rows a window of the first step.
+struct tiny_shape {
+    int n = 0, lanes = 0, np = 0, p0 = 0, r0 = 0;
+    tiny_shape(int n_, int lanes_) : n(n_), lanes(lanes_) {
+        np = 2;
+        while (np < n) np *= 2;
+        p0 = np / 2;
+        r0 = lanes / p0;
+    }
+    // The window's r0 rows: r0 * n elements, in (lanes, 2 * lanes]; the
+    // second table is the vector that ends with them.
+    int second_at() const { return r0 * n - lanes; }
+    // A window's element e as an index into (first vector, second vector).
+    int index_of(int e) const { return e < lanes ? e : lanes + e - second_at(); }
+};
+
 class inner_blocks_generator : public jit_generator {
 public:
     using jit_generator::jit_generator;

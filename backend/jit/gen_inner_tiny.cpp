@@ -12,8 +12,10 @@
 #include "backend/jit/gen_inner_blocks.hpp"
 #include "backend/jit/generators.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace crest::impl::jit {
@@ -104,23 +106,67 @@ void inner_blocks_generator::tiny_rows() {
     if (raw16() && cfg_.block_n <= 3) return tiny_rows_dwords();
     // AVX-512 bf16/f16 permute and max the raw words (words).
     const bool words = raw16() && is512();
-    const permute_tree s = permute_tree::rows(cfg_.block_n, words ? vlen16() : vlen());
-    const int lanes = s.lanes, tab_esz = words ? 2 : 4;
-    const std::vector<std::vector<uint32_t>> tables = s.tables();
+    const tiny_shape s(cfg_.block_n, words ? vlen16() : vlen());
+    const int lanes = s.lanes, n = s.n, esz = ssz(), tab_esz = words ? 2 : 4;
+    // Index tables: the first step's even and odd partials, then per merge
+    // (p partials a row -> p / 2) its even and odd ones. A row's elements
+    // past its end repeat its last one (a max is idempotent).
+    std::vector<std::vector<uint32_t>> tables;
+    std::vector<uint32_t> e0(lanes), o0(lanes);
+    for (int r = 0; r < s.r0; ++r)
+        for (int q = 0; q < s.p0; ++q) {
+            const int last = r * n + n - 1;
+            e0[r * s.p0 + q] = s.index_of(std::min(r * n + 2 * q, last));
+            o0[r * s.p0 + q] = s.index_of(std::min(r * n + 2 * q + 1, last));
+        }
+    tables.push_back(e0);
+    tables.push_back(o0);
+    for (int p = s.p0; p > 1; p /= 2) {
+        const int rows = lanes / p;  // rows a merged operand holds
+        std::vector<uint32_t> e(lanes), o(lanes);
+        for (int r = 0; r < 2 * rows; ++r)
+            for (int q = 0; q < p / 2; ++q) {
+                const int from = (r < rows ? 0 : lanes) + (r % rows) * p + 2 * q;
+                e[r * (p / 2) + q] = from;
+                o[r * (p / 2) + q] = from + 1;
+            }
+        tables.push_back(e);
+        tables.push_back(o);
+    }
     // At most 10 (16-bit rows of 17-31): zmm24-31, then zmm15 down. AVX2
     // (f32 rows of 2-7, at most 6): ymm15 down to ymm10.
     const int ntab = static_cast<int>(tables.size());
-    auto table_reg = [this](int t) {
+    auto table_reg = [&](int t) {
         if (!is512()) return vmm(15 - t);
         return t < 8 ? vmm(31 - t) : vmm(15 - (t - 8));
     };
+    const Xmm a = vmm(is512() ? 16 : 7), b = vmm(is512() ? 17 : 8), t = vmm(is512() ? 18 : 9);
     // bf16/f16: the maxes compare to_key16 keys (signed order = value
     // order; positive NaNs above +inf); negative NaNs, which sort low
-    // there, show in unsigned-max chains of the raw bits. Operands in
-    // zmm0-7 (AVX2: ymm0-6, ymm7 is a).
-    permute_tree_regs regs {vmm(is512() ? 16 : 7), vmm(is512() ? 17 : 8), vmm(is512() ? 18 : 9),
-            vmm(21), vmm(22), vmm(23), table_reg, {7, 6, 5, 4, 3, 2, 1, 0}};
-    if (!is512()) regs.operands.erase(regs.operands.begin());
+    // there, show in unsigned-max chains of the raw bits.
+    const Xmm abs_mask = vmm(23), chain0 = vmm(21), chain1 = vmm(22);
+    auto permute = [&](const Xmm &x, int tab, const Xmm &y) {
+        if (words) return vpermt2w(x, table_reg(tab), y);
+        if (is512()) return vpermt2ps(x, table_reg(tab), y);
+        // AVX2 has one-source permutes only: each source by the table's
+        // low bits, then the lanes whose index points past the first
+        // source from the second (t is free in f32).
+        int from_y = 0;
+        for (int i = 0; i < lanes; ++i)
+            if (tables[size_t(tab)][size_t(i)] >= uint32_t(lanes)) from_y |= 1 << i;
+        const Ymm idx(table_reg(tab).getIdx()), xy(x.getIdx()), ty(t.getIdx());
+        vpermps(ty, idx, Ymm(y.getIdx()));
+        vpermps(xy, idx, xy);
+        vblendps(xy, xy, ty, from_y);
+    };
+    auto copy = [&](const Xmm &x, const Xmm &y) {
+        if (is512()) vmovdqa32(x, y);
+        else vmovaps(x, y);
+    };
+    auto max = [&](const Xmm &x, const Xmm &y) {
+        if (words) vpmaxsw(x, x, y);
+        else vmaxps(x, x, y);
+    };
 
     Label l_tables, l_skip, l_group, l_code;
     jmp(l_code, T_NEAR);
@@ -139,26 +185,107 @@ void inner_blocks_generator::tiny_rows() {
         else vmovups(table_reg(i), tab);
     }
     if (words) {
-        bcast16(regs.abs_mask, 0x7fff);
-        zero16(regs.chain0);
-        zero16(regs.chain1);
+        bcast16(abs_mask, 0x7fff);
+        zero16(chain0);
+        zero16(chain1);
     }
-    const int window_bytes = s.r0 * s.n * ssz();
+    const int window_bytes = s.r0 * n * esz;
+    // One vector of outputs from reg_src into the returned register:
+    // f32 values, 16-bit raw bits' signed maxes (keys false: the answer
+    // unless a row saw only negatives) or keys' maxes back to bits.
     auto group = [&](bool keys) {
-        return permute_tree_group(s, tables, regs, reg_src, window_bytes, words, keys);
+        // Operands on a stack, each with its level (merges it took): a
+        // first-step operand joins the one below it while they share a
+        // level, so that few stay live (at most 5, for p0 = 16), in
+        // zmm0-7.
+        std::vector<std::pair<Xmm, int>> stack;
+        std::vector<int> free_regs {7, 6, 5, 4, 3, 2, 1, 0};
+        if (!is512()) free_regs.erase(free_regs.begin());  // AVX2: ymm7 is a
+        for (int w = 0; w < s.p0; ++w) {
+            // First step: the window's first vector and the vector that
+            // ends it, paired into p0 partials a row.
+            const Xmm acc = vmm(free_regs.back());
+            free_regs.pop_back();
+            const Address first = ptr[reg_src + w * window_bytes];
+            const Address second = ptr[reg_src + w * window_bytes + s.second_at() * esz];
+            // One load of each (most windows split lines: f32's second
+            // read of each, as a permute's memory operand, was its limit
+            // at 4.2 cycles per 64 bytes).
+            if (is512()) {
+                vmovdqu32(a, first);
+                vmovdqu32(b, second);
+            } else {
+                load(a, first, cfg_.src_dt);
+                load(b, second, cfg_.src_dt);
+            }
+            if (words) {
+                vpmaxuw(chain0, chain0, a);
+                vpmaxuw(chain1, chain1, b);
+                if (keys) {
+                    to_key16(a, t, abs_mask);
+                    to_key16(b, t, abs_mask);
+                }
+            }
+            copy(acc, a);
+            permute(acc, 0, b);
+            permute(a, 1, b);
+            max(acc, a);
+            stack.push_back({acc, 0});
+            // Merges: two operands of rows x p partials into one of
+            // 2 rows x p / 2.
+            while (stack.size() >= 2 && stack.back().second == stack[stack.size() - 2].second) {
+                const Xmm y = stack.back().first;
+                stack.pop_back();
+                free_regs.push_back(y.getIdx());
+                auto &[x, level] = stack.back();
+                const int tab = 2 + 2 * level;
+                copy(b, x);
+                permute(x, tab, y);
+                permute(b, tab + 1, y);
+                max(x, b);
+                ++level;
+            }
+        }
+        const Xmm out = stack.back().first;
+        if (keys) to_key16(out, t, abs_mask);  // keys back to bits
+        return out;
     };
     auto store_and_next = [&](const Xmm &out, Label &again) {
-        tiny_rows_store_and_next(out, regs.t, words, lanes, again);
+        tiny_rows_store_and_next(out, t, words, lanes, again);
     };
+    Label l_done;
     if (!words) {
         L(l_group);
         store_and_next(group(false), l_group);
     } else {
-        permute_tree_words(group, r11, store_and_next);
+        // The raw bits' signed max first (four instructions a window
+        // fewer than keys: bf16 65536x7 from L2 13.2 us against 18.8); a
+        // group with a row of negatives only is redone with keys, and
+        // after two such groups running the call's later groups take
+        // keys from the start (rows of 2 with random signs: most groups).
+        // r11 counts the groups redone in a row, 2 for keys only.
+        const Reg64 redone = r11;
+        Label l_keys, l_keys_only;
+        xor_(redone, redone);
+        L(l_group);
+        cmp(redone, 2);
+        jae(l_keys_only, T_NEAR);
+        const Xmm raw = group(false);
+        vpmovw2m(k_ord_, raw);
+        kortestd(k_ord_, k_ord_);
+        jnz(l_keys, T_NEAR);
+        xor_(redone, redone);
+        store_and_next(raw, l_group);
+        jmp(l_done, T_NEAR);
+        L(l_keys);
+        inc(redone);
+        L(l_keys_only);
+        store_and_next(group(true), l_group);
     }
+    L(l_done);
     if (words) {
         bcast16(c_neg_inf(), neg_inf16());
-        test_negative_nan_chains(regs.chain0, regs.chain1, regs.chain0, regs.chain1);
+        test_negative_nan_chains(chain0, chain1, chain0, chain1);
     } else {
         test_invalid_flag();
     }

@@ -39,8 +39,8 @@ void inner_blocks_generator::tiny_rows_dwords() {
     const int n = cfg_.block_n, lanes = vlen16(), half = lanes / 2;
     // A window of 16 rows: rows of 3 in the vector at its start and the
     // one that ends it (16 words on), as the permutes' first step takes
-    // them (permute_tree::rows: 16 rows of 3 a window); rows of 2 in one vector.
-    const permute_tree s = permute_tree::rows(n, lanes);
+    // them (tiny_shape: 16 rows of 3 a window); rows of 2 in one vector.
+    const tiny_shape s(n, lanes);
     const int window_bytes = half * n * 2, second_at = n == 3 ? s.second_at() : 0;
     // Tables: per element k of a row (rows of 3), word 2r + 1 takes row
     // r's element k from (first, second); then the pack, word i the high

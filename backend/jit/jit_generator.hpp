@@ -3,15 +3,12 @@
 // max every kernel uses. Kept deliberately short; families add their loops.
 #pragma once
 
-#include <functional>
 #include <new>
-#include <vector>
 
 #include <xbyak/xbyak.h>
 
 #include "backend/jit/code_buffer.hpp"
 #include "backend/jit/jit_config.hpp"
-#include "backend/jit/permute_tree.hpp"
 
 namespace crest::impl::jit {
 
@@ -232,33 +229,6 @@ protected:
     // clobbered.
     void to_key16(const Xbyak::Xmm &x, const Xbyak::Xmm &t,
             const Xbyak::Xmm &abs_mask);
-
-    // --- Permute trees (permute_tree.hpp, permute_tree.cpp) ---
-    // The registers a tree takes: a, b and t temporaries; for words the
-    // unsigned-max chains of the raw bits (negative NaNs, which a signed
-    // max hides) and 0x7fff lanes for to_key16; its tables; the operands'
-    // registers, taken from the back (at most 5 live for p0 = 16).
-    struct permute_tree_regs {
-        Xbyak::Xmm a, b, t, chain0, chain1, abs_mask;
-        std::function<Xbyak::Xmm(int)> table;
-        std::vector<int> operands;
-    };
-    // One vector of outputs from the windows at src (window_bytes apart)
-    // into the returned register, in output order: f32 values, or raw
-    // 16-bit words (words: AVX-512 only) whose signed maxes are the answer
-    // unless an output saw only negatives; keys: to_key16 keys' maxes,
-    // back to bits.
-    Xbyak::Xmm permute_tree_group(const permute_tree &s,
-            const std::vector<std::vector<uint32_t>> &tables, const permute_tree_regs &r,
-            const Reg64 &src, int window_bytes, bool words, bool keys);
-    // Words: groups of outputs while they last, the raw bits' signed max
-    // first; a group with an output of negatives only is redone with
-    // keys, and after two such groups running the rest take keys from
-    // the start. group(keys) emits a group; store_and_next(out, again)
-    // stores it and jumps to `again` while a whole group is left.
-    // `redone` counts the groups redone in a row. Clobbers k_ord_.
-    void permute_tree_words(const std::function<Xbyak::Xmm(bool)> &group, const Reg64 &redone,
-            const std::function<void(const Xbyak::Xmm &, Label &)> &store_and_next);
 
     const kernel_config cfg_;
     // Opmasks: k1-k4 are the ordered-lane chains (k_seen_ord).
