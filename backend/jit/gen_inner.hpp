@@ -86,19 +86,19 @@ private:
 
     void row_body_raw(raw_pass pass);
 
-    // AVX-512 f32: a plain vmaxps per vector and, off the accumulator's
-    // chain, a masked compare that clears the lanes where x is NaN
-    // (track_ordered): 2 instructions per vector. The masked max it
-    // replaced was 30% slower in L3; the |bits| tracking after it (3
-    // instructions) read 20% slower than a plain max from L3 (doc/performance-history.md).
-    void take_f32(int i, const Xmm &x);
-
+    // AVX-512 f32: one vmaxps per vector with its memory operand; a NaN
+    // raises the invalid flag (jit_generator::fp_env_enter), tested once
+    // an output. The ordered-lane masks this replaced (a load, a max and
+    // a masked compare per vector: track_ordered) read NCHW 32x64x56x56
+    // axes 2,3 (25 MiB) on Zen 4 at 69-87% of the roofline against
+    // 91-102%, 16 MiB rows of 16 KiB 72-93 against 97-105 (ab_runs.sh,
+    // two copies of each build); from memory (64 and 196 MiB) they tied.
     void row_body_f32();
 
     // AVX-512 (and bf16/f16 on AVX2): the accumulators fold into lane 0 of
     // acc(0) with plain maxes (f32) or key maxes (bf16/f16), then one
     // store. The output is NaN if
-    // the rows saw one (f32: a lane cleared in the ordered masks; bf16/f16:
+    // the rows saw one (f32: the invalid flag, cleared after a NaN output; bf16/f16:
     // an unsigned max of the raw bits above -inf, i.e. a negative NaN; a
     // positive NaN comes out of the key max by itself) or, when
     // accumulating, if dst holds one. bf16/f16 with `trees` false: acc(0)

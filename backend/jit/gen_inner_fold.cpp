@@ -42,7 +42,7 @@ void inner_generator::fold_and_store_flagged(bool trees) {
         vpsubusw(tmp(0), absmax(), neg_inf16v());
         vptest(tmp(0), tmp(0));
     } else {
-        test_ordered_nan();
+        test_invalid_flag();
     }
     jnz(l_nan, T_NEAR);
     cmp(ARG(accumulate), 0);
@@ -72,8 +72,12 @@ void inner_generator::fold_and_store_flagged(bool trees) {
     }
     jmp(l_done, T_NEAR);
     L(l_nan);
-    if (raw16()) mov(word[reg_dst], quiet_nan());
-    else mov(dword[reg_dst], 0x7fc00000);
+    if (raw16()) {
+        mov(word[reg_dst], quiet_nan());
+    } else {
+        mov(dword[reg_dst], 0x7fc00000);
+        clear_fp_flags();  // for the next output's test
+    }
     L(l_done);
 }
 
