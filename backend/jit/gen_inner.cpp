@@ -228,9 +228,18 @@ void inner_generator::row_body_raw(raw_pass pass) {
                 });
         return;
     }
+    // kernel_config::fused16: the checked pass's two statistics read each
+    // vector from memory, no load (plan_prefetch.cpp, fused_rows16).
+    const bool fused = cfg_.fused16 && pass == raw_pass::maxes;
     walk_row(vlen16(), nacc(),
-            [&](int u, const Address &a) { vmovdqu32(x(u), a); },
-            [&](int u) { take_raw(pass, u, x(u)); },
+            [&](int u, const Address &a) {
+                if (!fused) return vmovdqu32(x(u), a);
+                vpmaxuw(absmax(), absmax(), a);
+                vpmaxsw(acc(u), acc(u), a);
+            },
+            [&](int u) {
+                if (!fused) take_raw(pass, u, x(u));
+            },
             [&] {
                 // Lanes past the row keep -inf: harmless to the max, not NaN.
                 set_tail_mask(reg_left, 32);

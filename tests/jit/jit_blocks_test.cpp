@@ -18,8 +18,13 @@ protected:
     // as plans for src past the L3 make it) they keep a register between
     // load and max, and with no blocks the row loop prefetches.
     // tiny_streamed: tiny rows writing dst with non-temporal stores where
-    // it is aligned to them (kernel_config::stream_dst).
-    enum class code_kind { blocks, blocks_from_memory, prefetching_rows, tiny_streamed };
+    // it is aligned to them (kernel_config::stream_dst). long_rows: no
+    // blocks, the row loop from the caches (AVX-512 f32 finds NaN by the
+    // invalid flag); fused_rows: as long_rows with kernel_config::fused16
+    // (AVX-512 16-bit: both statistics read each vector from memory).
+    enum class code_kind {
+        blocks, blocks_from_memory, prefetching_rows, tiny_streamed, long_rows, fused_rows
+    };
 
     // src holds only the smallest magnitudes (raw bits 1..0x7f, either sign).
     bool tiny_values = false;
@@ -39,6 +44,8 @@ protected:
             std::vector<int64_t> nan_dst, uint32_t seed, code_kind kind = code_kind::blocks,
             uint32_t caller_mxcsr = 0) {
         const bool prefetching_rows = kind == code_kind::prefetching_rows;
+        const bool row_loop = prefetching_rows || kind == code_kind::long_rows
+                || kind == code_kind::fused_rows;
         SCOPED_TRACE("n=" + std::to_string(n) + " outs=" + std::to_string(outs)
                 + " accumulate=" + std::to_string(accumulate) + " seed=" + std::to_string(seed)
                 + " kind=" + std::to_string(int(kind)));
@@ -46,9 +53,10 @@ protected:
         cfg.isa = isa();
         cfg.family = family_t::inner;
         cfg.src_dt = cfg.dst_dt = dt();
-        cfg.unroll = prefetching_rows ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
-        cfg.block_n = prefetching_rows ? 0 : static_cast<int>(n);
+        cfg.unroll = row_loop ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
+        cfg.block_n = row_loop ? 0 : static_cast<int>(n);
         cfg.prefetch = kind == code_kind::blocks_from_memory || prefetching_rows;
+        cfg.fused16 = kind == code_kind::fused_rows;
         cfg.stream_dst = kind == code_kind::tiny_streamed;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
@@ -112,6 +120,29 @@ TEST_P(JitBlocks, PrefetchingRowsLoop) {
     }
 }
 
+// Long rows from the caches, and fused (both statistics from memory):
+// whole vectors and a masked tail, accumulators unrolled; negative NaNs
+// in src and dst, an output of negatives only (the pass of unsigned
+// mins), and outputs after a NaN one (AVX-512 f32: the invalid flag is
+// cleared for them).
+TEST_P(JitBlocks, LongRowsFromTheCachesAndFused) {
+    uint32_t seed = 200;
+    for (auto kind : {code_kind::long_rows, code_kind::fused_rows}) {
+        for (int64_t n : {33, 64, 1000, 3136, 4099}) {
+            for (bool acc : {false, true}) {
+                run(n, 5, acc, {}, {}, seed++, kind);
+                run(n, 5, acc, {1}, {}, seed++, kind);
+                run(n, 5, acc, {0, 3}, {}, seed++, kind);
+                if (acc) run(n, 5, acc, {}, {2}, seed++, kind);
+                negative_out = 2;
+                run(n, 5, acc, {}, {}, seed++, kind);
+                run(n, 5, acc, {4}, {}, seed++, kind);
+                negative_out = -1;
+            }
+        }
+    }
+}
+
 // Blocks from the caches find NaN by the invalid flag of their maxes, in
 // every dtype: a caller's MXCSR comes back as it was, flags set or clear,
 // and a caller that unmasked the invalid exception gets no SIGFPE from a
@@ -121,6 +152,7 @@ TEST_P(JitBlocks, LeaveTheCallersFloatingPointEnvironment) {
     for (uint32_t caller : callers_mxcsr()) {
         run(64, 37, false, {3}, {}, seed++, code_kind::blocks, caller);
         run(48, 37, true, {20}, {5}, seed++, code_kind::blocks, caller);
+        run(3136, 5, true, {1}, {3}, seed++, code_kind::long_rows, caller);
     }
 }
 

@@ -208,6 +208,30 @@ TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
     EXPECT_FALSE(period(data_type::f32, rows, 2).fused16);
 }
 
+// AVX-512's 16-bit long inner rows read both statistics from memory from
+// half the L3's size on where every output starts on a line
+// (fused_rows16): k x 3136 reducing axis 1 (rows of 6272 bytes), not
+// below the size, nor over rows of 3100 elements, nor f32, nor short
+// rows (the blocks).
+TEST(JitPlan, SixteenBitLongRowsFuseLoadsFromHalfTheL3) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t k = l3 / 2 / (3136 * 2) + 1;
+    auto cfg = [](data_type dt, const dims_t &d) {
+        return plan_on_two(make_problem(dt, d, 0b10)).code->cfg;
+    };
+    const bool z = max_isa() == isa_t::avx512_core;
+    const kernel_config at = cfg(data_type::bf16, {k, 3136});
+    ASSERT_EQ(at.family, family_t::inner);
+    EXPECT_EQ(at.block_n, 0);
+    EXPECT_EQ(at.fused16, z);
+    EXPECT_EQ(cfg(data_type::f16, {k, 3136}).fused16, z);
+    EXPECT_FALSE(cfg(data_type::bf16, {k / 4, 3136}).fused16);
+    EXPECT_FALSE(cfg(data_type::bf16, {2 * k, 3100}).fused16);
+    EXPECT_FALSE(cfg(data_type::f32, {k, 3136}).fused16);
+    EXPECT_FALSE(cfg(data_type::bf16, {k * 98, 32}).fused16);
+}
+
 // Transposed outputs (channels-last src reducing N into an NCHW dst)
 // stream dst's lines (or prefetch the next chunk's) from half the L3's size on
 // (plan::stream_transposed), on every ISA; dense outputs never.
