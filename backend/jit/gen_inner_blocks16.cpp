@@ -132,7 +132,11 @@ void inner_blocks_generator::pair_max(const Xmm &m, const Address &a, const Xmm 
 // lines (56 elements: 112 bytes) split most loads across two lines: the
 // loads were the limit there (Zen 4, same-run A/Bs: bf16 and f16
 // 64x64x56x56 axis 3 268 -> 253 and 254 -> 218 us; rows of 64 and 48
-// gained 5-10% too). A row's
+// gained 5-10% too). From half the L3 on, over rows on lines
+// (kernel_config::fused16), both maxes do read memory: channels-last
+// 64x64x56x56 axis 1 (25 MiB, rows of 128 bytes), ab_runs.sh with two
+// copies of each build, % of the roofline, bf16 63-74 -> 71-89, f16
+// 66-78 -> 74-87; from L2 and from memory tied. A row's
 // last vector ends at its last element, overlapping the one before (a max
 // takes a value twice harmlessly), so no load is masked. The signed max of
 // sign-magnitude bits is the max where a row saw a value >= +0, positive
@@ -165,6 +169,14 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     auto take = [&](int k, int off, bool first) {
         const Address a = addr_bytes(k, off);
         const Xmm x = word_temp(c);
+        if (cfg_.fused16 && is512() && !first) {
+            // Rows on lines from half the L3 on (fused_rows16): both
+            // maxes read the vector from memory, no load.
+            vpmaxsw(acc_of(k), acc_of(k), a);
+            vpmaxuw(word_chain(c), word_chain(c), a);
+            ++c;
+            return;
+        }
         load_raw(x, a);
         if (first) copy16(acc_of(k), x);
         else vpmaxsw(acc_of(k), acc_of(k), x);

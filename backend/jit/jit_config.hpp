@@ -46,7 +46,8 @@ struct kernel_config {
     // and the checked straight groups the second row of each pair: fewer
     // instructions waiting on each load where the rows stream from beyond
     // L2 (plan_prefetch.cpp, fused_loads16 and choose_tile_prefetch);
-    // inner: the long rows' checked pass (fused_rows16).
+    // inner: the long rows' checked pass and the word blocks
+    // (fused_rows16).
     bool fused16 = false;
     // vert_tile with prefetch: how far ahead; 0: 1 KiB (the inner rows
     // always). 4 KiB for 16-bit tiles of rows at least 32 KiB wide, 16 KiB

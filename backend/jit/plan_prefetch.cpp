@@ -80,9 +80,11 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
     return rows >= 16 && fused_columns16(P, isa, row_stride);
 }
 
-// AVX-512's 16-bit long inner rows (kernel_config::fused16), by
-// fused_columns16's rule for each output's and each row's start: the
-// checked pass's two statistics read each vector from memory. Zen 4,
+// AVX-512's 16-bit long inner rows and word blocks
+// (kernel_config::fused16), by fused_columns16's rule for each output's
+// and each row's start: the checked pass's two statistics, and the
+// blocks' two maxes, read each vector from memory (the word blocks'
+// figures in gen_inner_blocks16.cpp). Zen 4,
 // ab_runs.sh with two copies of each build, % of the roofline, load ->
 // fused: bf16 NCHW 64x64x56x56 axes 2,3 (25 MiB) 65-80 -> 76-87, f16
 // 68-84 -> 82-87, bf16 4096x4096 axis 3 (32 MiB) 84-88 -> 88-95; from

@@ -28,9 +28,9 @@ bool fused_columns16(const plan &P, isa_t isa, int64_t row_stride);
 // period's).
 bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride);
 
-// AVX-512's 16-bit long inner rows read straight into their two
-// statistics (kernel_config::fused16) from half the L3's size on, where
-// every output and row starts on a line.
+// AVX-512's 16-bit long inner rows and word blocks read straight into
+// their two statistics (kernel_config::fused16) from half the L3's size
+// on, where every output and row starts on a line.
 bool fused_rows16(const plan &P, isa_t isa);
 
 // Whether the kernel of config cfg (its family and block_n set) streams

@@ -21,9 +21,12 @@ protected:
     // it is aligned to them (kernel_config::stream_dst). long_rows: no
     // blocks, the row loop from the caches (AVX-512 f32 finds NaN by the
     // invalid flag); fused_rows: as long_rows with kernel_config::fused16
-    // (AVX-512 16-bit: both statistics read each vector from memory).
+    // (AVX-512 16-bit: both statistics read each vector from memory);
+    // fused_blocks: blocks with kernel_config::fused16 (AVX-512's word
+    // blocks: both maxes from memory).
     enum class code_kind {
-        blocks, blocks_from_memory, prefetching_rows, tiny_streamed, long_rows, fused_rows
+        blocks, blocks_from_memory, prefetching_rows, tiny_streamed, long_rows, fused_rows,
+        fused_blocks
     };
 
     // src holds only the smallest magnitudes (raw bits 1..0x7f, either sign).
@@ -56,7 +59,7 @@ protected:
         cfg.unroll = row_loop ? (isa() == isa_t::avx512_core ? 8 : 4) : 2;
         cfg.block_n = row_loop ? 0 : static_cast<int>(n);
         cfg.prefetch = kind == code_kind::blocks_from_memory || prefetching_rows;
-        cfg.fused16 = kind == code_kind::fused_rows;
+        cfg.fused16 = kind == code_kind::fused_rows || kind == code_kind::fused_blocks;
         cfg.stream_dst = kind == code_kind::tiny_streamed;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
@@ -97,7 +100,8 @@ TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
     for (int64_t n : {8, 9, 13, 16, 24, 32, 33, 48, 56, 64, 96, 100, 128, 160, 255, 256}) {
         if (n > inner_block_max_n(dt())) continue;
         for (bool acc : {false, true}) {
-            for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory}) {
+            for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory,
+                         code_kind::fused_blocks}) {
                 run(n, 37, acc, {}, {}, seed++, kind);
                 run(n, 37, acc, {3}, {}, seed++, kind);
                 run(n, 37, acc, {20, 36}, {}, seed++, kind);  // a later block, the remainder

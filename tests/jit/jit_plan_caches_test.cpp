@@ -208,11 +208,11 @@ TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
     EXPECT_FALSE(period(data_type::f32, rows, 2).fused16);
 }
 
-// AVX-512's 16-bit long inner rows read both statistics from memory from
-// half the L3's size on where every output starts on a line
-// (fused_rows16): k x 3136 reducing axis 1 (rows of 6272 bytes), not
-// below the size, nor over rows of 3100 elements, nor f32, nor short
-// rows (the blocks).
+// AVX-512's 16-bit long inner rows and word blocks read both statistics
+// from memory from half the L3's size on where every output starts on a
+// line (fused_rows16): k x 3136 reducing axis 1 (rows of 6272 bytes) and
+// rows of 32, not below the size, nor over rows of 3100 elements, nor
+// f32, nor rows of 16 (no word blocks).
 TEST(JitPlan, SixteenBitLongRowsFuseLoadsFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
@@ -229,7 +229,10 @@ TEST(JitPlan, SixteenBitLongRowsFuseLoadsFromHalfTheL3) {
     EXPECT_FALSE(cfg(data_type::bf16, {k / 4, 3136}).fused16);
     EXPECT_FALSE(cfg(data_type::bf16, {2 * k, 3100}).fused16);
     EXPECT_FALSE(cfg(data_type::f32, {k, 3136}).fused16);
-    EXPECT_FALSE(cfg(data_type::bf16, {k * 98, 32}).fused16);
+    const kernel_config words = cfg(data_type::bf16, {k * 98, 32});
+    EXPECT_EQ(words.block_n, 32);
+    EXPECT_EQ(words.fused16, z);
+    EXPECT_FALSE(cfg(data_type::bf16, {k * 196, 16}).fused16);
 }
 
 // Transposed outputs (channels-last src reducing N into an NCHW dst)
