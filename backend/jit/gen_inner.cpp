@@ -38,9 +38,9 @@ void inner_generator::generate() {
         test(reg_nout, reg_nout);
         jz(l_done, T_NEAR);
     }
-    // AVX-512 f32 outputs find NaN by the invalid flag, which the paths
-    // above may have left raised.
-    if (!raw16() && is512()) clear_fp_flags();
+    // f32 outputs find NaN by the invalid flag, which the paths above may
+    // have left raised.
+    if (!raw16()) clear_fp_flags();
     if (raw16()) {
         // Outputs of up to two_pass_max_elems elements each take the
         // two-pass loop; larger ones would read memory twice when all
@@ -76,13 +76,11 @@ void inner_generator::outputs(raw_pass pass, Label *all_loop, Label *head) {
     }
     rows_loop([&] {
         if (raw16()) row_body_raw(pass);
-        else if (is512()) row_body_f32();
-        else row_body();
+        else row_body_f32();
     });
     // Fold, store, next output; `next` the loop to go on with.
     auto finish = [&](Label &next) {
-        if (is512() || raw16()) fold_and_store_flagged(pass != raw_pass::maxes);
-        else fold_and_store();
+        fold_and_store_flagged(pass != raw_pass::maxes);
         add(reg_src, ARG(out_src_stride));
         add(reg_dst, ARG(out_dst_stride));
         dec(reg_nout);
@@ -187,22 +185,6 @@ void inner_generator::walk_row(int elems, int loads,
     L(l_done);
 }
 
-void inner_generator::row_body() {
-    const data_type dt = cfg_.src_dt;
-    walk_row(vlen(), nacc(),
-            [&](int u, const Address &a) { load(x(u), a, dt); },
-            [&](int u) { nanmax(acc(u), x(u), tmp(u)); },
-            [&] {
-                Label l_scalar;
-                L(l_scalar);
-                load_bcast(x(0), ptr[reg_ptr], dt, Xmm(tmp(0).getIdx()));
-                nanmax(acc(0), x(0), tmp(0));
-                add(reg_ptr, ssz());
-                dec(reg_left);
-                jnz(l_scalar, T_NEAR);
-            });
-}
-
 void inner_generator::take_raw(raw_pass pass, int u, const Xmm &x) {
     if (pass != raw_pass::mins) {
         vpmaxuw(absmax(), absmax(), x);
@@ -254,10 +236,22 @@ void inner_generator::row_body_f32() {
             [&](int u, const Address &a) { vmaxps(acc(u), acc(u), a); },
             [&](int) {},
             [&] {
-                // Lanes past the row stay zero and out of the max (merge mask).
-                set_tail_mask(reg_left);
-                vmovups(x(0) | k_tail_ | T_z, ptr[reg_ptr]);
-                vmaxps(acc(1) | k_tail_, acc(1), x(0));
+                if (is512()) {
+                    // Lanes past the row stay zero and out of the max (merge mask).
+                    set_tail_mask(reg_left);
+                    vmovups(x(0) | k_tail_ | T_z, ptr[reg_ptr]);
+                    vmaxps(acc(1) | k_tail_, acc(1), x(0));
+                    return;
+                }
+                // AVX2, rows of under a vector: an element at a time,
+                // broadcast to every lane.
+                Label l_scalar;
+                L(l_scalar);
+                vbroadcastss(x(0), dword[reg_ptr]);
+                vmaxps(acc(0), acc(0), x(0));
+                add(reg_ptr, 4);
+                dec(reg_left);
+                jnz(l_scalar, T_NEAR);
             });
 }
 #undef ARG

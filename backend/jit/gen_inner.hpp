@@ -76,26 +76,23 @@ private:
     void walk_row(int elems, int loads, const std::function<void(int, const Address &)> &load_u,
             const std::function<void(int)> &take, const std::function<void()> &tail);
 
-    // AVX2: widening loads and the NaN-aware max; the tail one element at
-    // a time.
-    void row_body();
-
     // 64 bytes (32 elements) into the pass's raw-bits statistics of
     // accumulator u. Positive NaNs win the signed max by themselves.
     void take_raw(raw_pass pass, int u, const Xmm &x);
 
     void row_body_raw(raw_pass pass);
 
-    // AVX-512 f32: one vmaxps per vector with its memory operand; a NaN
-    // raises the invalid flag (jit_generator::fp_env_enter), tested once
-    // an output. The ordered-lane masks this replaced (a load, a max and
+    // f32: one vmaxps per vector with its memory operand; a NaN raises
+    // the invalid flag (jit_generator::fp_env_enter), tested once an
+    // output. AVX2's tail: an element at a time. The ordered-lane masks
+    // this replaced on AVX-512 (a load, a max and
     // a masked compare per vector: track_ordered) read NCHW 32x64x56x56
     // axes 2,3 (25 MiB) on Zen 4 at 69-87% of the roofline against
     // 91-102%, 16 MiB rows of 16 KiB 72-93 against 97-105 (ab_runs.sh,
     // two copies of each build); from memory (64 and 196 MiB) they tied.
     void row_body_f32();
 
-    // AVX-512 (and bf16/f16 on AVX2): the accumulators fold into lane 0 of
+    // The accumulators fold into lane 0 of
     // acc(0) with plain maxes (f32) or key maxes (bf16/f16), then one
     // store. The output is NaN if
     // the rows saw one (f32: the invalid flag, cleared after a NaN output; bf16/f16:
@@ -113,8 +110,6 @@ private:
     // saw a value >= +0, else the min's), then halves down to one word.
     void fold_lanes_keys(bool trees);
 
-    // Tree of accumulators, then lanes; joins dst when accumulating.
-    void fold_and_store();
 };
 
 } // namespace crest::impl::jit

@@ -87,8 +87,10 @@ void inner_generator::fold_lanes_f32() {
             vmaxps(acc(i), acc(i), acc(i + w));
     const Zmm r(acc(0).getIdx());
     const Zmm t(x(0).getIdx());
-    vextractf32x8(Ymm(t.getIdx()), r, 1);
-    vmaxps(Ymm(r.getIdx()), Ymm(r.getIdx()), Ymm(t.getIdx()));
+    if (is512()) {
+        vextractf32x8(Ymm(t.getIdx()), r, 1);
+        vmaxps(Ymm(r.getIdx()), Ymm(r.getIdx()), Ymm(t.getIdx()));
+    }
     vextractf128(Xmm(t.getIdx()), Ymm(r.getIdx()), 1);
     vmaxps(Xmm(r.getIdx()), Xmm(r.getIdx()), Xmm(t.getIdx()));
     vmovhlps(Xmm(t.getIdx()), Xmm(t.getIdx()), Xmm(r.getIdx()));
@@ -120,21 +122,6 @@ void inner_generator::fold_lanes_keys(bool trees) {
     vpmaxsw(Xmm(r), Xmm(r), Xmm(t));
 }
 
-void inner_generator::fold_and_store() {
-    for (int w = 1; w < nacc(); w *= 2)
-        for (int i = 0; i + w < nacc(); i += 2 * w)
-            nanmax(acc(i), acc(i + w), tmp(0));
-    reduce_lanes(acc(0).getIdx(), x(0).getIdx(), x(1 % nacc()).getIdx());
-    const Xmm r(acc(0).getIdx());
-    const Xmm t(x(0).getIdx());
-    Label l_store;
-    cmp(ARG(accumulate), 0);
-    je(l_store, T_NEAR);
-    load_bcast(t, ptr[reg_dst], cfg_.dst_dt, Xmm(x(1 % nacc()).getIdx()));
-    nanmax(r, t, Xmm(tmp(0).getIdx()));
-    L(l_store);
-    store_scalar(ptr[reg_dst], r, cfg_.dst_dt, t);
-}
 #undef ARG
 
 } // namespace crest::impl::jit

@@ -125,14 +125,15 @@ TEST_P(JitBlocks, PrefetchingRowsLoop) {
 }
 
 // Long rows from the caches, and fused (both statistics from memory):
-// whole vectors and a masked tail, accumulators unrolled; negative NaNs
+// whole vectors and a masked tail (AVX2: an overlapping last vector, or
+// element by element under a vector), accumulators unrolled; negative NaNs
 // in src and dst, an output of negatives only (the pass of unsigned
-// mins), and outputs after a NaN one (AVX-512 f32: the invalid flag is
-// cleared for them).
+// mins), and outputs after a NaN one (f32: the invalid flag is cleared
+// for them).
 TEST_P(JitBlocks, LongRowsFromTheCachesAndFused) {
     uint32_t seed = 200;
     for (auto kind : {code_kind::long_rows, code_kind::fused_rows}) {
-        for (int64_t n : {33, 64, 1000, 3136, 4099}) {
+        for (int64_t n : {1, 5, 33, 64, 1000, 3136, 4099}) {
             for (bool acc : {false, true}) {
                 run(n, 5, acc, {}, {}, seed++, kind);
                 run(n, 5, acc, {1}, {}, seed++, kind);
