@@ -16,6 +16,8 @@
 #include "backend/dnnl/dnnl_backend.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -150,10 +152,87 @@ struct aligned_free {
     void operator()(void *ptr) const { std::free(ptr); }
 };
 
+// oneDNN 2.6's max starts from the lowest finite value of its f32
+// accumulator, not from -inf: an output whose inputs are all -inf comes
+// out as -FLT_MAX in f32 (bf16 rounds it to -inf). ops.md's max of
+// -infs is -inf, so the outputs that read the lowest finite value are
+// looked at again: their inputs are all -inf (then -inf), or one of them
+// is that value. A pass over dst per call; src only for those outputs,
+// which data rarely has (a fully masked row of scores).
+class lowest_fixup {
+public:
+    explicit lowest_fixup(const reduce_problem &p) : p_(p) {
+        lowest_ = p.dt == data_type::f32 ? 0xff7fffffu : 0xff7fu;
+        neg_inf_ = p.dt == data_type::f32 ? 0xff800000u : 0xff80u;
+        esz_ = p.dt == data_type::f32 ? 4 : 2;
+        for (int d = 0; d < p.ndims(); ++d) (p.is_reduced(d) ? red_ : kept_).push_back(d);
+    }
+
+    void apply(const void *src, void *dst) const {
+        const auto *s = static_cast<const uint8_t *>(src);
+        auto *o = static_cast<uint8_t *>(dst);
+        walk(kept_, [&](int64_t soff, int64_t doff) {
+            if (get(o, doff) != lowest_) return;
+            bool seen = false;
+            walk(red_, [&](int64_t roff, int64_t) { seen = seen || get(s, soff + roff) == lowest_; });
+            put(o, doff, seen ? lowest_ : neg_inf_);
+        });
+    }
+
+private:
+    uint32_t get(const uint8_t *b, int64_t i) const {
+        if (esz_ == 2) {
+            uint16_t h;
+            std::memcpy(&h, b + i * 2, 2);
+            return h;
+        }
+        uint32_t v;
+        std::memcpy(&v, b + i * 4, 4);
+        return v;
+    }
+    void put(uint8_t *b, int64_t i, uint32_t v) const {
+        if (esz_ == 2) {
+            const auto h = static_cast<uint16_t>(v);
+            std::memcpy(b + i * 2, &h, 2);
+        } else {
+            std::memcpy(b + i * 4, &v, 4);
+        }
+    }
+    // f(src offset, dst offset) over every index of dims (in elements),
+    // the last dim in a plain loop.
+    template <typename F>
+    void walk(const std::vector<int> &dims, const F &f) const {
+        const int n = static_cast<int>(dims.size());
+        if (n == 0) return f(0, 0);
+        auto dim = [&](int k) { return static_cast<size_t>(dims[static_cast<size_t>(k)]); };
+        const int64_t len = p_.dims[dim(n - 1)], ss = p_.src_strides[dim(n - 1)],
+                      ds = p_.dst_strides[dim(n - 1)];
+        int64_t idx[16] = {};
+        for (;;) {
+            int64_t so = 0, dso = 0;
+            for (int k = 0; k + 1 < n; ++k) {
+                so += idx[k] * p_.src_strides[dim(k)];
+                dso += idx[k] * p_.dst_strides[dim(k)];
+            }
+            for (int64_t i = 0; i < len; ++i) f(so + i * ss, dso + i * ds);
+            int k = n - 2;
+            while (k >= 0 && ++idx[k] == p_.dims[dim(k)]) idx[k--] = 0;
+            if (k < 0) return;
+        }
+    }
+
+    reduce_problem p_;
+    std::vector<int> kept_, red_;
+    uint32_t lowest_ = 0, neg_inf_ = 0;
+    int esz_ = 4;
+};
+
 class dnnl_reduce_kernel final : public kernel {
 public:
-    dnnl_reduce_kernel(dnnl::engine eng, dnnl::reduction::primitive_desc pd)
-        : eng_(std::move(eng))
+    dnnl_reduce_kernel(dnnl::engine eng, dnnl::reduction::primitive_desc pd,
+            const reduce_problem &p)
+        : fixup_(p)
+        , eng_(std::move(eng))
         , prim_(pd)
         , name_("dnnl:" + compat::impl_info(pd))
         , stream_(compat::make_stream(eng_))
@@ -191,13 +270,16 @@ public:
         // The C API takes a prebuilt argument array: no std::unordered_map
         // per call on our side (the C++ execute() builds one).
         if (dnnl_primitive_execute(prim_.get(), stream_.get(), nargs_, args_)
-                == dnnl_success)
+                == dnnl_success) {
             dnnl_stream_wait(stream_.get());
+            fixup_.apply(inputs[0], outputs[0]);
+        }
     }
 
     std::string name() const override { return name_; }
 
 private:
+    lowest_fixup fixup_;
     dnnl::engine eng_;
     dnnl::reduction prim_;
     std::string name_;
@@ -245,7 +327,7 @@ kernel_ptr make_reduce_max(const reduce_problem &p, const thread_pool &pool,
         const std::string impl = compat::impl_info(pd);
         if (require_jit && impl.rfind("ref", 0) == 0)
             return refuse(why_not, "oneDNN picks " + impl + " for this problem");
-        return std::make_shared<dnnl_reduce_kernel>(eng, pd);
+        return std::make_shared<dnnl_reduce_kernel>(eng, pd, p);
     } catch (const dnnl::error &e) {
         fail(why_not, std::string("oneDNN error: ") + e.what());
     } catch (const std::exception &e) {

@@ -1,5 +1,6 @@
 #include "src/exec/dispatch.hpp"
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -37,6 +38,21 @@ private:
     kernel_ptr fast_, exact_;
 };
 
+// oneDNN's jit reduction reads at the roofline only over long rows: on
+// Zen 4 (f32, 16 MiB, benchgraph --mode=P, session 27) it read rows of 2
+// and 4 at 2-3% of the roofline, 30x slower than crest's kernels, and rows
+// of 64, 256 and 1024-8192 elements 4.6x, 1.7x and 1.2-1.3x slower; from
+// memory rows of 3136-4096 tie (0.97-1.06x). Where the choice is the
+// engine's, oneDNN takes only outputs of at least this many elements.
+constexpr int64_t dnnl_min_reduced = 2048;
+
+int64_t reduced_per_output(const reduce_problem &p) {
+    int64_t n = 1;
+    for (int d = 0; d < p.ndims(); ++d)
+        if (p.is_reduced(d)) n *= p.dims[static_cast<size_t>(d)];
+    return n;
+}
+
 } // namespace
 
 kernel_ptr select_reduce_max_kernel(
@@ -50,7 +66,8 @@ kernel_ptr select_reduce_max_kernel(
     std::string why_dnnl, why_jit;
     const bool try_dnnl = any || want == "dnnl";
     kernel_ptr fast;
-    if (try_dnnl && mode == fpmath_mode::any)
+    const bool long_rows = !any || reduced_per_output(p) >= dnnl_min_reduced;
+    if (try_dnnl && mode == fpmath_mode::any && long_rows)
         fast = dnnl_backend::make_reduce_max(p, pool, any, &why_dnnl);
     if (fast && !any) return fast;
     // crest's own kernel: the choice itself, or beside oneDNN's the one

@@ -101,6 +101,23 @@ TEST_P(ReduceMaxFpmathAny, CallersFlagsKept) {
     }
 }
 
+// The engine's own choice under fpmath any gives oneDNN only outputs of
+// at least 2048 elements (src/exec/dispatch.cpp): rows of 4 and 1024 go to
+// crest's kernels wherever they run, rows of 4096 to oneDNN where it has
+// a JIT kernel for them; with oneDNN forced, short rows go to oneDNN too.
+TEST(ReduceMaxFpmathAnyChoice, OneDnnTakesLongRowsOnly) {
+    auto name = [](const std::string &backend, const dims &d) {
+        const engine eng(engine::kind::cpu, 0, engine_options {0, backend});
+        return attr_graph(dt::f32, d, {1}, false).compile(eng, fpmath_mode::any).get_kernel_name();
+    };
+    EXPECT_NE(name("", {4096, 4}).rfind("dnnl:", 0), 0u);
+    EXPECT_NE(name("", {64, 1024}).rfind("dnnl:", 0), 0u);
+    EXPECT_EQ(name("dnnl", {4096, 4}).rfind("dnnl:", 0), 0u);
+    const std::string forced = name("dnnl", {64, 4096}), best = name("", {64, 4096});
+    if (forced.rfind("dnnl:jit", 0) == 0) EXPECT_EQ(best, forced);
+    else EXPECT_NE(best.rfind("dnnl:", 0), 0u) << best;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ReduceMaxFpmathAny,
         ::testing::Values(std::string(), std::string("dnnl")),
         [](const auto &info) { return info.param.empty() ? std::string("best") : info.param; });

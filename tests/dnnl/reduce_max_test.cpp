@@ -194,6 +194,49 @@ TEST(DnnlReduceMax, InnerAxesJitBf16) {
     }
 }
 
+// oneDNN 2.6's max starts from the lowest finite f32: the backend puts
+// -inf back where every input was -inf, and keeps the lowest finite value
+// where an input is it (lowest_fixup), in each layout the walk takes.
+TEST(DnnlReduceMax, AllMinusInfinityRowsGiveMinusInfinity) {
+    const float ninf = -std::numeric_limits<float>::infinity();
+    const float lowest = std::numeric_limits<float>::lowest();
+    struct shape {
+        dims_t dims;
+        std::vector<int> axes;
+    };
+    for (const shape &c : {shape {{6, 1000}, {1}}, shape {{3, 2, 512}, {2}},
+                 shape {{2, 3, 4, 300}, {1, 3}}}) {
+        for (data_type dt : {data_type::f32, data_type::bf16}) {
+            auto p = make_problem(dt, c.dims, c.axes);
+            if (refused_for_bf16(p)) continue;
+            std::string why;
+            auto k = make_reduce_max(p, pool(), false, &why);
+            ASSERT_TRUE(k) << why;
+            buffers b = make_buffers(p, 11);
+            // Every input of output 0 is -inf; output 1's too but one, the
+            // lowest finite value.
+            const int64_t n = span(p.dims, p.src_strides);
+            bool planted = false;
+            for (int64_t i = 0; i < n; ++i) {
+                int64_t rem = i, out = 0;
+                for (int d = p.ndims() - 1; d >= 0; --d) {
+                    out += rem % p.dims[size_t(d)] * p.dst_strides[size_t(d)];
+                    rem /= p.dims[size_t(d)];
+                }
+                if (out > 1) continue;
+                const bool plant = out == 1 && !planted && i % 5 == 2;
+                planted = planted || plant;
+                store(p, b.src, i, plant ? lowest : ninf);
+            }
+            b.want = b.dst;
+            ref::reduce_max(p, b.src.data(), b.want.data());
+            run(*k, b);
+            EXPECT_EQ(0, std::memcmp(b.dst.data(), b.want.data(), b.dst.size()))
+                    << k->name() << " dims " << c.dims.size();
+        }
+    }
+}
+
 TEST(DnnlReduceMax, OuterAxesRefOnlyWithoutRequireJit) {
     for (data_type dt : {data_type::f32, data_type::bf16}) {
         for (auto &c : std::vector<std::pair<dims_t, std::vector<int>>>{
