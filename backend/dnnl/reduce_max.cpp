@@ -174,7 +174,9 @@ public:
         walk(kept_, [&](int64_t soff, int64_t doff) {
             if (get(o, doff) != lowest_) return;
             bool seen = false;
-            walk(red_, [&](int64_t roff, int64_t) { seen = seen || get(s, soff + roff) == lowest_; });
+            walk(red_, [&](int64_t roff, int64_t) {
+                seen = seen || get(s, soff + roff) == lowest_;
+            });
             put(o, doff, seen ? lowest_ : neg_inf_);
         });
     }

@@ -85,21 +85,22 @@ private:
     // f32: one vmaxps per vector with its memory operand; a NaN raises
     // the invalid flag (jit_generator::fp_env_enter), tested once an
     // output. AVX2's tail: an element at a time. The ordered-lane masks
-    // this replaced on AVX-512 (a load, a max and
-    // a masked compare per vector: track_ordered) read NCHW 32x64x56x56
-    // axes 2,3 (25 MiB) on Zen 4 at 69-87% of the roofline against
-    // 91-102%, 16 MiB rows of 16 KiB 72-93 against 97-105 (ab_runs.sh,
-    // two copies of each build); from memory (64 and 196 MiB) they tied.
+    // this replaced on AVX-512 (a load, a max and a masked compare per
+    // vector: track_ordered) read NCHW 32x64x56x56 axes 2,3 (25 MiB) on
+    // Zen 4 at 69-87% of the roofline against 91-102%, 16 MiB rows of 16
+    // KiB 72-93 against 97-105 (ab_runs.sh, two copies of each build);
+    // from memory (64 and 196 MiB) they tied. AVX2's load and NaN-aware
+    // max (compare, max, blend) read axes 2,3 capped at 65-76 against
+    // 92-97.
     void row_body_f32();
 
-    // The accumulators fold into lane 0 of
-    // acc(0) with plain maxes (f32) or key maxes (bf16/f16), then one
-    // store. The output is NaN if
-    // the rows saw one (f32: the invalid flag, cleared after a NaN output; bf16/f16:
-    // an unsigned max of the raw bits above -inf, i.e. a negative NaN; a
-    // positive NaN comes out of the key max by itself) or, when
-    // accumulating, if dst holds one. bf16/f16 with `trees` false: acc(0)
-    // already holds each lane's key.
+    // The accumulators fold into lane 0 of acc(0) with plain maxes (f32)
+    // or key maxes (bf16/f16), then one store. The output is NaN if the
+    // rows saw one (f32: the invalid flag, cleared after a NaN output;
+    // bf16/f16: an unsigned max of the raw bits above -inf, i.e. a
+    // negative NaN; a positive NaN comes out of the key max by itself)
+    // or, when accumulating, if dst holds one. bf16/f16 with `trees`
+    // false: acc(0) already holds each lane's key.
     void fold_and_store_flagged(bool trees = true);
 
     // f32: the accumulators' tree, then the lanes, with plain maxes.
@@ -109,7 +110,6 @@ private:
     // the signed max and the unsigned min (the signed max's when the lane
     // saw a value >= +0, else the min's), then halves down to one word.
     void fold_lanes_keys(bool trees);
-
 };
 
 } // namespace crest::impl::jit

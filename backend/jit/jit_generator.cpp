@@ -196,19 +196,6 @@ void jit_generator::nanmax_tail(const Xmm &a, const Xmm &b) {
     vmaxps(a | k_ord_, a, b);
 }
 
-void jit_generator::reduce_lanes(int v, int t1, int t2) {
-    if (is512()) {
-        vextractf32x8(Ymm(t1), Zmm(v), 1);
-        nanmax(Ymm(v), Ymm(t1), Ymm(t2));
-    }
-    vextractf128(Xmm(t1), Ymm(v), 1);
-    nanmax(Xmm(v), Xmm(t1), Xmm(t2));
-    vmovhlps(Xmm(t1), Xmm(t1), Xmm(v));
-    nanmax(Xmm(v), Xmm(t1), Xmm(t2));
-    vmovshdup(Xmm(t1), Xmm(v));
-    nanmax(Xmm(v), Xmm(t1), Xmm(t2));
-}
-
 void jit_generator::set_tail_mask(const Reg64 &count, int lanes) {
     mov(eax, -1);
     bzhi(eax, eax, count.cvt32());

@@ -143,8 +143,6 @@ protected:
     void clear_fp_flags();
     // AVX-512 only: as nanmax on the lanes of k_tail_, others untouched.
     void nanmax_tail(const Xbyak::Xmm &a, const Xbyak::Xmm &b);
-    // Lane 0 of v = NaN-aware max of all lanes of v. Clobbers t1, t2.
-    void reduce_lanes(int v, int t1, int t2);
     // k_tail_ = the low `count` lanes (count in a 64-bit reg) of 16 (f32)
     // or 32 (16-bit) lanes. Clobbers eax.
     void set_tail_mask(const Xbyak::Reg64 &count, int lanes = 16);
