@@ -158,7 +158,6 @@ bool inner_blocks_generator::word_blocks() const {
     return cfg_.block_n >= 2 * vlen() && raw16();
 }
 
-
 void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,
         const std::function<Xmm(int)> &acc_of, bool one_row) {
     const int n = cfg_.block_n, words = 2 * vlen();
@@ -168,7 +167,6 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     int c = 0;
     auto take = [&](int k, int off, bool first) {
         const Address a = addr_bytes(k, off);
-        const Xmm x = word_temp(c);
         if (cfg_.fused16 && is512() && !first) {
             // Rows on lines from half the L3 on (fused_rows16): both
             // maxes read the vector from memory, no load.
@@ -177,6 +175,7 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
             ++c;
             return;
         }
+        const Xmm x = word_temp(c);
         load_raw(x, a);
         if (first) copy16(acc_of(k), x);
         else vpmaxsw(acc_of(k), acc_of(k), x);
@@ -231,7 +230,7 @@ void inner_blocks_generator::word_block(const std::function<Address(int, int)> &
         // The chains before the fold, which takes their registers: a lane
         // above -inf's bits is a negative NaN.
         bcast16(x, neg_inf16(), blk_tmp.cvt32());
-        test_negative_nan_chains_avx2(word_chain(0), word_chain(1), x, vmm(9), blk_tmp.cvt32());
+        test_negative_nan_chains_avx2(word_chain(0), word_chain(1), x, vmm(9));
         jnz(l_redo, T_NEAR);
     }
     fold(false, true);

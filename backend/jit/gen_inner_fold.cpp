@@ -38,9 +38,7 @@ void inner_generator::fold_and_store_flagged(bool trees) {
         vpcmpuw(k_ord_, absmax(), neg_inf16v(), 6);  // greater than -inf
         kortestd(k_ord_, k_ord_);
     } else if (raw16()) {
-        // Saturating: nonzero where the bits are above -inf's.
-        vpsubusw(tmp(0), absmax(), neg_inf16v());
-        vptest(tmp(0), tmp(0));
+        test_negative_nan_avx2(absmax(), neg_inf16v(), tmp(0));
     } else {
         test_invalid_flag();
     }

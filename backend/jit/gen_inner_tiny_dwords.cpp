@@ -133,7 +133,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
             test_negative_nan_chains(chain0, chain1, chain0, chain1);
         } else {
             bcast16(pack_reg, neg_inf16());
-            test_negative_nan_chains_avx2(chain0, chain1, pack_reg, x, eax);
+            test_negative_nan_chains_avx2(chain0, chain1, pack_reg, x);
         }
         jnz(l_tested, T_NEAR);  // a negative NaN: ZF clear
     }

@@ -87,13 +87,12 @@ void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool 
         jnz(l_slow, T_NEAR);
     } else {
         // AVX2 (whole vectors only): the words' sign bits are the byte
-        // mask's odd bits; the saturating difference is nonzero where the
-        // unsigned max is above -inf's bits. v(9) is free after the trees.
+        // mask's odd bits; then the negative NaNs. v(9) is free after the
+        // trees.
         vpmovmskb(eax, v(0));
         test(eax, 0xaaaaaaaa);
         jnz(l_slow, T_NEAR);
-        vpsubusw(v(9), umax16(0), c_neg_inf());
-        vptest(v(9), v(9));
+        test_negative_nan_avx2(umax16(0), c_neg_inf(), v(9));
         jnz(l_slow, T_NEAR);
     }
     store16(m, v(0));

@@ -201,17 +201,18 @@ protected:
         negative_nan_lanes(k_ord_, c0);
         kortestd(k_ord_, k_ord_);
     }
-    // AVX2: two unsigned-max chains joined into c0, then ZF clear (jnz
-    // taken) where they saw a negative NaN; ninf holds -inf's bits, t and
-    // tmp are clobbered.
+    // AVX2: ZF clear (jnz taken) where a lane of an unsigned-max chain
+    // lies above -inf's bits (ninf): a negative NaN. t is clobbered.
+    void test_negative_nan_avx2(const Xbyak::Xmm &chain, const Xbyak::Xmm &ninf,
+            const Xbyak::Xmm &t) {
+        vpsubusw(t, chain, ninf);  // saturating: nonzero where above
+        vptest(t, t);
+    }
+    // AVX2: two such chains joined into c0, then tested.
     void test_negative_nan_chains_avx2(const Xbyak::Xmm &c0, const Xbyak::Xmm &c1,
-            const Xbyak::Xmm &ninf, const Xbyak::Xmm &t, const Xbyak::Reg32 &tmp) {
+            const Xbyak::Xmm &ninf, const Xbyak::Xmm &t) {
         vpmaxuw(c0, c0, c1);
-        vpmaxuw(t, c0, ninf);
-        vpcmpeqw(t, t, ninf);  // all ones where no negative NaN
-        vpmovmskb(tmp, t);
-        not_(tmp);
-        test(tmp, tmp);
+        test_negative_nan_avx2(c0, ninf, t);
     }
     // The column kernels' answer from a vector's statistics, in smax: per
     // lane the signed max, or the unsigned min where the signed max is
