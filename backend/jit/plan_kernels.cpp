@@ -250,6 +250,8 @@ void choose_kernels(plan &P, isa_t isa) {
         if (P.n <= inner_block_max_n(P.dt) && (isa == isa_t::avx512_core || P.n >= 2))
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
+        // The long rows (no blocks) and AVX-512's word blocks (rows of 32
+        // or more) take fused16; other blocks have no use for it.
         cfg.fused16 = (cfg.block_n == 0 || cfg.block_n >= 32) && fused_rows16(P, isa);
         cfg.stream_dst = stream_dst(P, isa, cfg);
     } else if (cfg.family != family_t::vert_reg) {

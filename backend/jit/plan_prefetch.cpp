@@ -84,13 +84,13 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
 // (kernel_config::fused16), by fused_columns16's rule for each output's
 // and each row's start: the checked pass's two statistics, and the
 // blocks' two maxes, read each vector from memory (the word blocks'
-// figures in gen_inner_blocks16.cpp). Zen 4,
-// ab_runs.sh with two copies of each build, % of the roofline, load ->
-// fused: bf16 NCHW 64x64x56x56 axes 2,3 (25 MiB) 65-80 -> 76-87, f16
-// 68-84 -> 82-87, bf16 4096x4096 axis 3 (32 MiB) 84-88 -> 88-95; from
-// memory (98 MiB) tied. From the L2 it cost (bf16 4x64x56x56 axes 2,3
-// 91-95 -> 85-90), and rows off the lines (bf16 12800x1000, 25 MiB)
-// 71-80 -> 64-77: both reads split a line there.
+// figures in gen_inner_blocks16.cpp). Zen 4, ab_runs.sh with two copies
+// of each build, % of the roofline, load -> fused: bf16 NCHW 64x64x56x56
+// axes 2,3 (25 MiB) 65-80 -> 76-87, f16 68-84 -> 82-87, bf16 4096x4096
+// axis 3 (32 MiB) 84-88 -> 88-95; from memory (98 MiB) tied. From the L2
+// it cost (bf16 4x64x56x56 axes 2,3 91-95 -> 85-90), and rows off the
+// lines (bf16 12800x1000, 25 MiB) 71-80 -> 64-77: both reads split a
+// line there.
 bool fused_rows16(const plan &P, isa_t isa) {
     return fused_columns16(P, isa, P.jd.ss) && (P.rows.n == 1 || P.rows.ss % 64 == 0);
 }
