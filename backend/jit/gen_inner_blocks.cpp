@@ -126,6 +126,9 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
         }
         if (tail && !is512()) {
             take(m, last_vector(addr(k, nfull)), false);
+        } else if (tail && flags && !raw16()) {
+            // Lanes outside the mask are neither read nor flagged.
+            vmaxps(m | k_tail_, m, addr(k, nfull));
         } else if (tail) {
             const Xmm x = temp();
             load_tail(x, addr(k, nfull), cfg_.src_dt);
@@ -279,6 +282,10 @@ void inner_blocks_generator::blocks() {
                 for (int k = 0; k < vlen(); ++k) {
                     if (!is512()) {
                         take(k, last_vector(addr(k, nfull)));
+                        continue;
+                    }
+                    if (!exact && !raw16()) {
+                        vmaxps(acc_of(k) | k_tail_, acc_of(k), addr(k, nfull));
                         continue;
                     }
                     load_tail(x, addr(k, nfull), cfg_.src_dt);
