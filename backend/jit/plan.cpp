@@ -99,8 +99,8 @@ void set_inline_bytes_for_testing(int64_t bytes) {
 // 146 rows read at 70-72% of the roofline in bf16 and f16 and 81% in f32;
 // of 144 rows, 74-77% and 86-87%. Rounding to a multiple of the line
 // pattern costs at most half a slab (fit >= 2 g).
-slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt) {
-    const int64_t fit = slab_bytes / row_bytes;
+slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt, int64_t width) {
+    const int64_t fit = width / row_bytes;
     const int64_t g = 64 / std::gcd<int64_t>(row_bytes, 64);  // rows a line pattern repeats
     if (fit < 2 * g) return {fit, fit};
     const int64_t per = fit - fit % g;

@@ -36,8 +36,10 @@ public:
 // the problem's dtype (exact: a max is one of its inputs).
 constexpr int64_t partial_budget_elems = 16 * 1024;
 constexpr int max_chunks = 64;
-// Scratch of a two-stage (slab) inner plan, on the stack: L1-sized.
+// Scratch of a two-stage (slab) inner plan, on the stack: L1-sized, or
+// wide where plan::slab_width asks (plan_prefetch.cpp, wide_slabs).
 constexpr int64_t slab_bytes = 16 * 1024;
+constexpr int64_t wide_slab_bytes = 64 * 1024;
 // The widest period of plan::period_code, in elements (16 vectors of 16),
 // and the columns of a chunk of plan::chunk_code (AVX-512).
 constexpr int64_t max_period = 256;
@@ -103,6 +105,8 @@ struct plan {
     // outputs x row elements into a stack scratch in memory order, then
     // `code` reduces the scratch's short rows. Null: one stage.
     std::shared_ptr<const generated_code> slab_code;
+    // The columns a slab takes, in bytes: slab_bytes or wide_slab_bytes.
+    int64_t slab_width = slab_bytes;
 
     // two-level with dst dense in the flat output order: the chunks'
     // partial results (rows pstride apart) are combined by this vertical
@@ -150,14 +154,14 @@ struct plan {
 int flat_output_dims(const plan &P, loop_dim *out);
 
 // How a two-stage plan's cnt outputs, rows of row_bytes from s, go into
-// slabs: `per` outputs a slab, the first `first`. Slabs start and end on
-// cache lines where the rows' length allows it, so that the slab tiles'
-// vectors never split a line: the first runs up to the first output that
-// starts one.
+// slabs of up to `width` bytes: `per` outputs a slab, the first `first`.
+// Slabs start and end on cache lines where the rows' length allows it, so
+// that the slab tiles' vectors never split a line: the first runs up to
+// the first output that starts one.
 struct slab_split {
     int64_t per = 0, first = 0;
 };
-slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt);
+slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt, int64_t width);
 
 // With P's loops set (make_plan), P's kernels: code and, as the problem
 // asks, slab_code, combine_code, period_code, chunk_code, and the tile

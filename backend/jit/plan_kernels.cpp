@@ -294,14 +294,20 @@ void choose_kernels(plan &P, isa_t isa) {
     if (P.kind == plan_kind::inner && !P.two_level && P.nextra == 0 && P.rows.n >= 8
             && row_bytes * 16 <= slab_bytes && P.jd.ss == row_bytes
             && (P.rows.ss >= 16 * row_bytes || rows_after_block)) {
-        P.slab_code = get_code(tile_config(isa, P.dt, from_memory, fused16));
-        if (rows_after_block && P.jd.n * row_bytes <= slab_bytes)
-            plan_period(P, isa, P.jd.n * P.n, P.slab_code);
+        const bool period = rows_after_block && P.jd.n * row_bytes <= slab_bytes;
+        kernel_config slab = tile_config(isa, P.dt, from_memory, fused16);
+        if (!period && wide_slabs(P, isa)) {
+            P.slab_width = wide_slab_bytes;
+            slab.prefetch = true;
+            slab.prefetch_bytes = 4096;
+        }
+        P.slab_code = get_code(slab);
+        if (period) plan_period(P, isa, P.jd.n * P.n, P.slab_code);
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
             || P.slab_code;
     if (tiles && P.rows.n > 4) {
-        int64_t widest = P.slab_code ? slab_bytes : P.jd.n * P.esz;
+        int64_t widest = P.slab_code ? P.slab_width : P.jd.n * P.esz;
         if (P.period_code && P.period_code->cfg.family == family_t::vert_tile)
             widest = std::max(widest, P.period * P.esz);
         P.tile_scratch_bytes = std::min<int64_t>(widest, vertical_tile_bytes) + 4096;

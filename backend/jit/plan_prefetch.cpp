@@ -95,6 +95,23 @@ bool fused_rows16(const plan &P, isa_t isa) {
     return fused_columns16(P, isa, P.jd.ss) && (P.rows.n == 1 || P.rows.ss % 64 == 0);
 }
 
+// AVX-512's 16-bit two-stage plans over rows far apart (the slab stage's
+// tiles: 16 rows a pass, each row a stream of its own), from half the L3's
+// size on: slabs of 64 KiB of columns whose tiles prefetch each row's
+// line 4 KiB ahead, as the single-stage tiles over such rows do
+// (far_prefetch). Zen 4, benchgraph, alternate runs of each build, %
+// of the roofline, 16 KiB -> 64 KiB prefetching: bf16 channels-last
+// 64x64x56x56 axes 0,1 (25 MiB) 72-80 -> 93-97 (64 KiB without the
+// prefetch 82-90), NCHW axes 0,3 (rows of 112 B) 69-74 -> 90-96, f16
+// 71 -> 91. f32 lost (channels-last axes 0,1 83-91 -> 77-80), and so
+// did 16-bit below half the L3 (bf16 channels-last 16x64x56x56 axes 0,1,
+// 6.4 MB, 82 -> 65; 4x64x56x56 91 -> 86-89), where 16 KiB slabs read
+// from L1.
+bool wide_slabs(const plan &P, isa_t isa) {
+    return P.dt != data_type::f32 && isa == isa_t::avx512_core
+            && prefetch_src(P.src_bytes, streams::many_16bit_far);
+}
+
 // Tiny rows write a dst of a half to a 16th of src's size, tiles of
 // under 16 rows one of a 15th or more. From half the L3's size of both
 // together (where they stream from memory in the machine's slower state),

@@ -33,6 +33,10 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride);
 // on, where every output and row starts on a line.
 bool fused_rows16(const plan &P, isa_t isa);
 
+// Whether a two-stage inner plan's slabs over rows far apart take
+// wide_slab_bytes of columns, their tiles prefetching (plan::slab_width).
+bool wide_slabs(const plan &P, isa_t isa);
+
 // Whether the kernel of config cfg (its family and block_n set) streams
 // dst (kernel_config::stream_dst): those that write a dst of a large part
 // of src's size (inner tiny rows, tiles of under 16 rows).

@@ -300,7 +300,8 @@ INSTANTIATE_TEST_SUITE_P(Backends, ReduceMaxApi,
 // the widest scratch writing an NCHW dst from channels-last src through a
 // transpose buffer; outer-first plans (a 64 KiB buffer between the
 // stages): whole, its first stage two-level, and in pieces, both stages
-// with tiles, the second writing NCHW through the transpose buffer.
+// with tiles, the second writing NCHW through the transpose buffer; a
+// two-stage plan's wide slabs.
 TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     const engine eng2(engine::kind::cpu, 0, engine_options {2, "jit"});
     struct job {
@@ -326,6 +327,14 @@ TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     pieces.dst = lt(dst_id, dt::f32, {1, 512, 14, 1}, ltype::strided);  // NCHW
     jobs.push_back({pieces.compile(eng2),
             random_bits(dt::f32, span({16, 512, 14, 14}, pieces_strides), 29, true), {0, 3},
+            true});
+    // bf16 channels-last reducing N and C, 19 MB: wide slabs from half a
+    // 32 MiB L3 on (a 68 KiB slab room and a 68 KiB tile scratch).
+    reduce_graph wide = attr_graph(dt::bf16, {48, 64, 56, 56}, {0, 1}, true);
+    const dims wide_strides {200704, 1, 3584, 64};
+    wide.src = lt(src_id, dt::bf16, {48, 64, 56, 56}, wide_strides);
+    jobs.push_back({wide.compile(eng2),
+            random_bits(dt::bf16, span({48, 64, 56, 56}, wide_strides), 31, true), {0, 1},
             true});
     if (jobs[0].cp.get_kernel_name().rfind("jit:avx512", 0) == 0) {
         for (size_t i : {size_t(2), size_t(3)})

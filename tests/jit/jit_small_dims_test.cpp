@@ -109,10 +109,6 @@ TEST_P(JitReduce, FewColumns) {
     }
 }
 
-// A two-stage plan's slabs start and end on cache lines where the rows'
-// length allows it (at most half a slab lost to rounding); the first slab
-// runs up to the first output that starts a line. NCHW x 8 x 1001 x 37,
-// reducing C and W, runs in slabs.
 // AVX2 plans rows of 2-7 as tiny rows (kernel_config::block_n; bf16/f16
 // widened to f32), rows of up to inner_block_max_n past them as blocks
 // (whole vectors, or an overlapping last vector), and the rest one output
@@ -135,15 +131,63 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::f16, 65), 0);
 }
 
+// From half the L3's size on, AVX-512's 16-bit two-stage plans over rows
+// far apart take wide slabs (wide_slab_bytes of columns) whose tiles
+// prefetch 4 KiB ahead (plan_prefetch.cpp, wide_slabs): bf16
+// channels-last k x 64 x 56 x 56 reducing N and C, NCHW reducing N and
+// W (rows of 112 bytes), against the reference with NaN and infinities;
+// not below that size, nor f32, nor AVX2, nor where the slab is a
+// period (NCHW reducing C and W).
+TEST_P(JitReduce, WideSlabsFromHalfTheL3) {
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const dims_t small {16, 64, 56, 56};
+    const int64_t k = l3 / 2 / (64 * 56 * 56 * 2) + 1;
+    const dims_t big {k, 64, 56, 56};
+    const dims_t cl = permuted(big, {0, 2, 3, 1});
+    auto width = [](const reduce_problem &p, isa_t isa) {
+        const plan P = plan_on_two(p, isa);
+        EXPECT_TRUE(P.slab_code) << describe(p);
+        if (P.slab_code && P.slab_width == wide_slab_bytes) {
+            EXPECT_TRUE(P.slab_code->cfg.prefetch);
+            EXPECT_EQ(P.slab_code->cfg.prefetch_bytes, 4096);
+        }
+        return P.slab_width;
+    };
+    const isa_t z = isa_t::avx512_core;
+    const reduce_problem wide_cl = make_problem(dt(), big, 0b0011, cl);
+    const reduce_problem wide_nchw = make_problem(dt(), big, 0b1001);
+    const int64_t w16 = dt() == data_type::f32 ? slab_bytes : wide_slab_bytes;
+    EXPECT_EQ(width(wide_cl, z), w16);
+    EXPECT_EQ(width(wide_nchw, z), w16);
+    EXPECT_EQ(width(wide_cl, isa_t::avx2), slab_bytes);
+    const bool small_wide = w16 > slab_bytes && 16 * 64 * 56 * 56 * 2 >= l3 / 2;
+    EXPECT_EQ(width(make_problem(dt(), small, 0b0011, permuted(small, {0, 2, 3, 1})), z),
+            small_wide ? wide_slab_bytes : slab_bytes);
+    EXPECT_EQ(width(make_problem(dt(), big, 0b1010), z), slab_bytes);
+    if (GetParam().isa != std::string("avx512_core") || dt() == data_type::f32) return;
+    for (const reduce_problem &p : {wide_cl, wide_nchw}) {
+        const size_t n = size_t(k * 64 * 56 * 56);
+        planting pl;
+        pl.nan_at = {n / 3, n - 1};
+        pl.bits_at = {{n / 2, inf_bits(dt(), false)}, {n / 2 + 1, inf_bits(dt(), true)}};
+        run(p, pl);
+    }
+}
+
+// A two-stage plan's slabs, of either width, start and end on cache
+// lines where the rows' length allows it (at most half a slab lost to
+// rounding); the first slab runs up to the first output that starts a
+// line. NCHW x 8 x 1001 x 37, reducing C and W, runs in slabs.
 TEST(JitPlan, SlabsStartOnCacheLines) {
+    for (int64_t width : {slab_bytes, wide_slab_bytes})
     for (int64_t row_bytes : {112, 148, 74, 64, 128, 100, 600, 1022}) {
-        const int64_t fit = slab_bytes / row_bytes, grid = std::gcd<int64_t>(row_bytes, 64);
+        const int64_t fit = width / row_bytes, grid = std::gcd<int64_t>(row_bytes, 64);
         const bool aligned = fit >= 2 * 64 / grid;
         for (int64_t off = 0; off < 64; off += 2) {
             SCOPED_TRACE("row_bytes " + std::to_string(row_bytes) + " off " + std::to_string(off));
             const auto *s = reinterpret_cast<const char *>(uintptr_t(1) << 20) + off;
-            const slab_split sp = split_slabs(s, row_bytes, 100000);
-            EXPECT_LE(sp.per * row_bytes, slab_bytes);
+            const slab_split sp = split_slabs(s, row_bytes, 100000, width);
+            EXPECT_LE(sp.per * row_bytes, width);
             EXPECT_GE(sp.first, 1);
             EXPECT_LE(sp.first, sp.per);
             if (!aligned) {
@@ -157,7 +201,8 @@ TEST(JitPlan, SlabsStartOnCacheLines) {
             }
         }
         // Fewer outputs than the line pattern: one slab, whole.
-        const slab_split few = split_slabs(reinterpret_cast<const char *>(4096 + 16), row_bytes, 1);
+        const slab_split few =
+                split_slabs(reinterpret_cast<const char *>(4096 + 16), row_bytes, 1, width);
         EXPECT_GE(few.first, 1);
     }
     if (max_isa() == isa_t::none) return;
