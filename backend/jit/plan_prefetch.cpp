@@ -28,7 +28,8 @@ namespace crest::impl::jit {
 // MiB, 51-70 -> 71-84; f16 1x96x400x256 and 1x48x512x384 axis 1 67-75 ->
 // 79-83), while at 12.5 MiB it still cost 12 points. Rows close together
 // or few (bf16 2048x4096 axis 0, 4x2048x1024 axis 0), the two-stage inner
-// plans and the f32 tiles lost or gained nothing there, and AVX2's 16-bit
+// plans (16 KiB slabs; wide ones prefetch, wide_slabs) and the f32 tiles
+// lost or gained nothing there, and AVX2's 16-bit
 // tiles (passes of 4 rows, not skewed) lost 5-7 points. Small problems
 // never ask for the L3's size (a file read, once per process).
 bool prefetch_src(int64_t src_bytes, streams kind) {
@@ -40,6 +41,7 @@ bool prefetch_src(int64_t src_bytes, streams kind) {
         case streams::one: return src_bytes > l3;
         case streams::many: return src_bytes >= l3;
         case streams::many_16bit_far: return src_bytes >= l3 / 2;
+        case streams::slabs_16bit_far: return 3 * src_bytes >= 2 * l3;
     }
     return false;
 }
@@ -96,20 +98,21 @@ bool fused_rows16(const plan &P, isa_t isa) {
 }
 
 // AVX-512's 16-bit two-stage plans over rows far apart (the slab stage's
-// tiles: 16 rows a pass, each row a stream of its own), from half the L3's
-// size on: slabs of 64 KiB of columns whose tiles prefetch each row's
-// line 4 KiB ahead, as the single-stage tiles over such rows do
-// (far_prefetch). Zen 4, benchgraph, alternate runs of each build, %
-// of the roofline, 16 KiB -> 64 KiB prefetching: bf16 channels-last
-// 64x64x56x56 axes 0,1 (25 MiB) 72-80 -> 93-97 (64 KiB without the
-// prefetch 82-90), NCHW axes 0,3 (rows of 112 B) 69-74 -> 90-96, f16
-// 71 -> 91. f32 lost (channels-last axes 0,1 83-91 -> 77-80), and so
-// did 16-bit below half the L3 (bf16 channels-last 16x64x56x56 axes 0,1,
-// 6.4 MB, 82 -> 65; 4x64x56x56 91 -> 86-89), where 16 KiB slabs read
-// from L1.
+// tiles: 16 rows a pass, each row a stream of its own), from two thirds
+// of the L3's size on: slabs of 64 KiB of columns whose tiles prefetch
+// each row's line 4 KiB ahead, as the single-stage tiles over such rows
+// do (far_prefetch). Zen 4 (32 MiB L3), benchgraph, alternate runs of
+// each build, % of the roofline, 16 KiB -> 64 KiB prefetching: bf16
+// channels-last N x 64 x 56 x 56 axes 0,1: N = 64 (25.7 MB) 72-82 ->
+// 78-97, 80 (32 MB) 79-84 -> 96-101, 128 (51 MB, where both prefetch)
+// 96-98 -> 103; f16 NCHW axes 0,3 (rows of 112 B): 56 (22.5 MB) 67-79 ->
+// 81-89, 64 62-71 -> 84-90, 72 62-71 -> 84-89. Below, 16 KiB slabs
+// read better: 48 (19.3 MB) 77-79 -> 69-77, bf16 52 (20.8 MB) 85 -> 73,
+// 16 (6.4 MB) 82 -> 65. f32 lost at 25.7 MB (channels-last axes 0,1
+// 86-89 -> 71-75, without the prefetch 83-91 -> 77-80).
 bool wide_slabs(const plan &P, isa_t isa) {
     return P.dt != data_type::f32 && isa == isa_t::avx512_core
-            && prefetch_src(P.src_bytes, streams::many_16bit_far);
+            && prefetch_src(P.src_bytes, streams::slabs_16bit_far);
 }
 
 // Tiny rows write a dst of a half to a 16th of src's size, tiles of

@@ -12,8 +12,9 @@ namespace crest::impl::jit {
 // How a plan's kernels read src: one stream a thread (long inner rows) or
 // many (vertical tiles, one per row of a pass); for the last, AVX-512's
 // 16-bit tiles whose passes take 16 rows, each at least a tile's width
-// from the next.
-enum class streams { one, many, many_16bit_far };
+// from the next, and the 16-bit slab tiles of two-stage inner plans over
+// rows far apart (wide_slabs).
+enum class streams { one, many, many_16bit_far, slabs_16bit_far };
 
 // Whether the kernels should prefetch src, as when it streams from memory.
 bool prefetch_src(int64_t src_bytes, streams kind);

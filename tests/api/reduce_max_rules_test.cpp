@@ -328,13 +328,13 @@ TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     jobs.push_back({pieces.compile(eng2),
             random_bits(dt::f32, span({16, 512, 14, 14}, pieces_strides), 29, true), {0, 3},
             true});
-    // bf16 channels-last reducing N and C, 19 MB: wide slabs from half a
-    // 32 MiB L3 on (a 68 KiB slab room and a 68 KiB tile scratch).
-    reduce_graph wide = attr_graph(dt::bf16, {48, 64, 56, 56}, {0, 1}, true);
+    // bf16 channels-last reducing N and C, 25.7 MB: wide slabs from two
+    // thirds of a 32 MiB L3 on (a 68 KiB slab room, a 68 KiB tile scratch).
+    reduce_graph wide = attr_graph(dt::bf16, {64, 64, 56, 56}, {0, 1}, true);
     const dims wide_strides {200704, 1, 3584, 64};
-    wide.src = lt(src_id, dt::bf16, {48, 64, 56, 56}, wide_strides);
+    wide.src = lt(src_id, dt::bf16, {64, 64, 56, 56}, wide_strides);
     jobs.push_back({wide.compile(eng2),
-            random_bits(dt::bf16, span({48, 64, 56, 56}, wide_strides), 31, true), {0, 1},
+            random_bits(dt::bf16, span({64, 64, 56, 56}, wide_strides), 31, true), {0, 1},
             true});
     if (jobs[0].cp.get_kernel_name().rfind("jit:avx512", 0) == 0) {
         for (size_t i : {size_t(2), size_t(3)})

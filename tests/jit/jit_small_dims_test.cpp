@@ -131,17 +131,17 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::f16, 65), 0);
 }
 
-// From half the L3's size on, AVX-512's 16-bit two-stage plans over rows
+// From two thirds of the L3's size on, AVX-512's 16-bit two-stage plans over rows
 // far apart take wide slabs (wide_slab_bytes of columns) whose tiles
 // prefetch 4 KiB ahead (plan_prefetch.cpp, wide_slabs): bf16
 // channels-last k x 64 x 56 x 56 reducing N and C, NCHW reducing N and
 // W (rows of 112 bytes), against the reference with NaN and infinities;
 // not below that size, nor f32, nor AVX2, nor where the slab is a
 // period (NCHW reducing C and W).
-TEST_P(JitReduce, WideSlabsFromHalfTheL3) {
+TEST_P(JitReduce, WideSlabsFromTwoThirdsOfTheL3) {
     const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
     const dims_t small {16, 64, 56, 56};
-    const int64_t k = l3 / 2 / (64 * 56 * 56 * 2) + 1;
+    const int64_t k = 2 * l3 / 3 / (64 * 56 * 56 * 2) + 1;
     const dims_t big {k, 64, 56, 56};
     const dims_t cl = permuted(big, {0, 2, 3, 1});
     auto width = [](const reduce_problem &p, isa_t isa) {
@@ -160,7 +160,7 @@ TEST_P(JitReduce, WideSlabsFromHalfTheL3) {
     EXPECT_EQ(width(wide_cl, z), w16);
     EXPECT_EQ(width(wide_nchw, z), w16);
     EXPECT_EQ(width(wide_cl, isa_t::avx2), slab_bytes);
-    const bool small_wide = w16 > slab_bytes && 16 * 64 * 56 * 56 * 2 >= l3 / 2;
+    const bool small_wide = w16 > slab_bytes && 3 * (16 * 64 * 56 * 56 * 2) >= 2 * l3;
     EXPECT_EQ(width(make_problem(dt(), small, 0b0011, permuted(small, {0, 2, 3, 1})), z),
             small_wide ? wide_slab_bytes : slab_bytes);
     EXPECT_EQ(width(make_problem(dt(), big, 0b1010), z), slab_bytes);
