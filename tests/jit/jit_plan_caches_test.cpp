@@ -133,6 +133,32 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     EXPECT_TRUE(blocks_big.code->cfg.prefetch);
 }
 
+// A two-stage plan whose slab is the kept dim's whole block (NCHW
+// reducing C and W: the slab's rows one after another) prefetches as a
+// tile over such rows does (choose_tile_prefetch): the next pass's rows
+// from memory (f32 64 x 64 maps), and for 16-bit from half the L3's size
+// (56 x 56 maps); below that, neither that nor each row ahead.
+TEST(JitPlan, WholeBlockSlabsPrefetchAsTiles) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    auto slab = [](data_type dt, const dims_t &d) {
+        const plan P = plan_on_two(make_problem(dt, d, 0b1010));
+        EXPECT_TRUE(P.slab_code) << describe(make_problem(dt, d, 0b1010));
+        EXPECT_FALSE(P.period_code);
+        return P.slab_code ? P.slab_code->cfg : kernel_config {};
+    };
+    const kernel_config mem = slab(data_type::f32, {l3 / (1 << 20) + 1, 64, 64, 64});
+    EXPECT_TRUE(mem.prefetch_pass);
+    EXPECT_FALSE(mem.prefetch);
+    const kernel_config small = slab(data_type::f32, {2, 64, 64, 64});
+    EXPECT_FALSE(small.prefetch_pass);
+    EXPECT_FALSE(small.prefetch);
+    const int64_t half = l3 / 2 / (64 * 56 * 56 * 2) + 1;
+    EXPECT_TRUE(slab(data_type::bf16, {half, 64, 56, 56}).prefetch_pass);
+    EXPECT_TRUE(slab(data_type::f16, {half, 64, 56, 56}).prefetch_pass);
+    EXPECT_FALSE(slab(data_type::bf16, {half / 4, 64, 56, 56}).prefetch_pass);
+}
+
 // AVX-512's 16-bit tiles fuse their skewed loads into both statistics
 // from half the L3's size on where rows lie a multiple of 64 bytes apart
 // (plan_prefetch.cpp, fused_loads16): k x 64 x 3136 bf16 reducing axis 1 (rows
