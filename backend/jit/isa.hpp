@@ -17,6 +17,12 @@ isa_t max_isa();
 // on the first call, from Linux's sysfs, else the C library); 0 when
 // unknown.
 int64_t l3_cache_bytes();
+// The L3's size the plans go by: l3_cache_bytes(), or 32 MiB where that
+// is unknown.
+inline int64_t planned_l3_bytes() {
+    const int64_t b = l3_cache_bytes();
+    return b > 0 ? b : int64_t(32) << 20;
+}
 // Parses "avx512_core", "avx2", "sse41"/"none"; returns false otherwise.
 bool parse_isa(const char *s, isa_t *out);
 // Overrides CREST_MAX_CPU_ISA for this process; nullptr removes the

@@ -33,10 +33,8 @@ namespace crest::impl::jit {
 // tiles (passes of 4 rows, not skewed) lost 5-7 points. Small problems
 // never ask for the L3's size (a file read, once per process).
 bool prefetch_src(int64_t src_bytes, streams kind) {
-    constexpr int64_t unknown_l3 = 32 << 20;
     if (src_bytes <= (1 << 20)) return false;
-    const int64_t l3_bytes = l3_cache_bytes();
-    const int64_t l3 = l3_bytes > 0 ? l3_bytes : unknown_l3;
+    const int64_t l3 = planned_l3_bytes();
     switch (kind) {
         case streams::one: return src_bytes > l3;
         case streams::many: return src_bytes >= l3;

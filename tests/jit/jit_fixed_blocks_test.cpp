@@ -109,7 +109,7 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     EXPECT_EQ(std::get<0>(
                       packed(plan_on_two(make_problem(data_type::f32, {64, 2048, 7, 7}, 0b0100)))),
             0);
-    const int64_t l3_half = (l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20) / 2;
+    const int64_t l3_half = planned_l3_bytes() / 2;
     const int64_t n_big = l3_half / (2048 * 49 * 2) + 1;
     EXPECT_EQ(packed(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))),
             std::make_tuple(14, 98, true));
@@ -151,7 +151,7 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     const dims_t big {4096, 512, 14, 14};
     dims_t big_ds = permuted({4096, 512, 14, 1}, {0, 2, 3, 1});
     big_ds[3] = 0;
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const bool below_half = int64_t(4096) * 512 * 14 * 14 * 2 < l3 / 2;
     EXPECT_EQ(bool(plan_on_two(make_problem(data_type::f16, big, 0b1000,
                                        permuted(big, {0, 2, 3, 1}), big_ds))

@@ -13,7 +13,7 @@ namespace {
 // the tiles.
 TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     auto make = [](const dims_t &d, uint32_t mask) {
         return plan_on_two(make_problem(data_type::f32, d, mask));
     };
@@ -140,7 +140,7 @@ TEST(JitPlan, TilesPrefetchOnlyPastTheL3) {
 // (56 x 56 maps); below that, neither that nor each row ahead.
 TEST(JitPlan, WholeBlockSlabsPrefetchAsTiles) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     auto slab = [](data_type dt, const dims_t &d) {
         const plan P = plan_on_two(make_problem(dt, d, 0b1010));
         EXPECT_TRUE(P.slab_code) << describe(make_problem(dt, d, 0b1010));
@@ -167,7 +167,7 @@ TEST(JitPlan, WholeBlockSlabsPrefetchAsTiles) {
 // tile (rows taken several a period) follow the rule.
 TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const int64_t slice = 64 * 3136 * 2, k = l3 / 2 / slice + 1;
     auto cfg = [](data_type dt, const dims_t &d, uint32_t mask) {
         return plan_on_two(make_problem(dt, d, mask)).code->cfg;
@@ -205,7 +205,7 @@ TEST(JitPlan, SixteenBitTilesFuseLoadsOverAlignedRows) {
 // same for the periodic plans' register columns.
 TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const int64_t k = l3 / 2 / (64 * 64 * 64 * 2) + 1;
     auto cfg = [](data_type dt, const dims_t &d) {
         return plan_on_two(make_problem(dt, d, 0b0101)).code->cfg;
@@ -241,7 +241,7 @@ TEST(JitPlan, SixteenBitRegisterColumnsFuseLoadsFromHalfTheL3) {
 // f32, nor rows of 16 (no word blocks).
 TEST(JitPlan, SixteenBitLongRowsFuseLoadsFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const int64_t k = l3 / 2 / (3136 * 2) + 1;
     auto cfg = [](data_type dt, const dims_t &d) {
         return plan_on_two(make_problem(dt, d, 0b10)).code->cfg;
@@ -266,7 +266,7 @@ TEST(JitPlan, SixteenBitLongRowsFuseLoadsFromHalfTheL3) {
 // (plan::stream_transposed), on every ISA; dense outputs never.
 TEST(JitPlan, TransposedOutputsStreamFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const int64_t n_half = (l3 / 2 + (int64_t(1) << 20) - 1) >> 20;  // N x 1 MiB of f32
     auto make = [](int64_t n, bool transposed) {
         const dims_t d = {n, 64, 64, 64};
@@ -291,7 +291,7 @@ TEST(JitPlan, TransposedOutputsStreamFromHalfTheL3) {
 // longer rows, not 16 rows.
 TEST(JitPlan, LargeOutputsStreamFromHalfTheL3) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const int64_t half = l3 / 2;
     auto streams = [](const dims_t &d, uint32_t mask, isa_t isa) {
         const plan P = plan_on_two(make_problem(data_type::f32, d, mask), isa);

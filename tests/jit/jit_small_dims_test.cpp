@@ -139,7 +139,7 @@ TEST(JitPlan, Avx2TakesTinyRows) {
 // not below that size, nor f32, nor AVX2, nor where the slab is a
 // period (NCHW reducing C and W).
 TEST_P(JitReduce, WideSlabsFromTwoThirdsOfTheL3) {
-    const int64_t l3 = l3_cache_bytes() > 0 ? l3_cache_bytes() : int64_t(32) << 20;
+    const int64_t l3 = planned_l3_bytes();
     const dims_t small {16, 64, 56, 56};
     const int64_t k = 2 * l3 / 3 / (64 * 56 * 56 * 2) + 1;
     const dims_t big {k, 64, 56, 56};
