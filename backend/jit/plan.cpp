@@ -110,6 +110,12 @@ slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt, int64_t wi
     return {per, per};  // src off the rows' grid of lines: no output starts one
 }
 
+int64_t output_chunk_bound(int64_t n, int64_t align, int nch, int64_t c) {
+    if (c >= nch) return n;
+    const int64_t share = n * c / nch;
+    return std::min(n, (share + align / 2) / align * align);
+}
+
 int flat_output_dims(const plan &P, loop_dim *out) {
     int nd = 0;
     for (int k = 0; k < P.nouter; ++k) out[nd++] = P.outer[k];

@@ -93,7 +93,8 @@ struct plan {
     int64_t src_bytes = 0;
 
     int nchunks = 1;
-    int64_t out_align = 32;  // output-split chunk bounds are multiples of it
+    // Output-split chunk bounds are multiples of it (output_chunk_bound).
+    int64_t out_align = 32;
     bool two_level = false;
     int split = 0;  // two-level: 0..nextra-1 extra dim, nextra rows, nextra+1 n
 
@@ -152,6 +153,14 @@ struct plan {
 // sub-dims), outermost first, into out (room for 2 * max_dims); returns
 // how many.
 int flat_output_dims(const plan &P, loop_dim *out);
+
+// Where chunk c of nch of n outputs (or, two-level, of the split dim's
+// n indices) starts (c == nch: n): the multiple of align nearest to an
+// even share, so that a chunk holds at most an align more or less than
+// its share. Rounding down gave the first threads whole
+// multiples fewer: 112 outputs in multiples of 32 split 32 / 80, and 56
+// outputs 0 / 56 (one thread doing all).
+int64_t output_chunk_bound(int64_t n, int64_t align, int nch, int64_t c);
 
 // How a two-stage plan's cnt outputs, rows of row_bytes from s, go into
 // slabs of up to `width` bytes: `per` outputs a slab, the first `first`.

@@ -188,6 +188,17 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
     P.period_code = get_code(w);
 }
 
+// Whether a two-stage plan whose slab is the kept dim's whole block
+// should give each thread whole blocks (plan::out_align = jd.n): a thread
+// that gets part of a block reads part of each of its rows, off the
+// period, through the slab tile. Where the blocks do not share out
+// evenly, a block more or less is a small part of a thread's work only
+// from 4 blocks a thread.
+bool whole_blocks_split(const plan &P) {
+    const int64_t blocks = P.n_out / P.jd.n;
+    return P.nchunks > 1 && (blocks % P.nchunks == 0 || blocks >= 4 * P.nchunks);
+}
+
 } // namespace
 
 void choose_kernels(plan &P, isa_t isa) {
@@ -302,6 +313,7 @@ void choose_kernels(plan &P, isa_t isa) {
             slab.prefetch_bytes = 4096;
         }
         P.slab_code = get_code(slab);
+        if (rows_after_block && whole_blocks_split(P)) P.out_align = P.jd.n;
         if (period) plan_period(P, isa, P.jd.n * P.n, P.slab_code);
         if (period && !P.period_code) {
             // The slab is the kept dim's whole block, its rows one after

@@ -49,15 +49,15 @@ public:
 
 private:
     // Splits [0, n) into nchunks static ranges whose inner bounds are
-    // multiples of align (outputs of different threads, different lines).
+    // multiples of align (outputs of different threads, different lines;
+    // output_chunk_bound).
     template <typename F>
     void chunked(int64_t n, int64_t align, const F &f) const {
         const int nch = p_.nchunks;
         if (nch <= 1) return f(0, n);
-        auto bound = [&](int64_t c) {
-            return c >= nch ? n : n * c / nch / align * align;
-        };
-        pool_.parallel_for(nch, [&](int64_t c) { f(bound(c), bound(c + 1)); });
+        pool_.parallel_for(nch, [&](int64_t c) {
+            f(output_chunk_bound(n, align, nch, c), output_chunk_bound(n, align, nch, c + 1));
+        });
     }
 
     // Out of line: its 64 KiB of partials stay off the stack of the other
@@ -72,8 +72,8 @@ private:
         const int64_t align = sp == p_.nextra + 1 ? 64 : 1;
         pool_.parallel_for(nch, [&](int64_t c) {
             red_ranges R = full;
-            R.lo[sp] = sn * c / nch / align * align;
-            R.hi[sp] = c + 1 == nch ? sn : sn * (c + 1) / nch / align * align;
+            R.lo[sp] = output_chunk_bound(sn, align, nch, c);
+            R.hi[sp] = output_chunk_bound(sn, align, nch, c + 1);
             dst_view D;
             D.base = partial + c * pstride * p_.esz;
             D.dsz = D.jds = p_.esz;

@@ -125,6 +125,24 @@ TEST_P(JitReduce, OuterSlicesShareOutWithoutPartials) {
     }
 }
 
+// Two-stage plans whose slab is the kept dim's whole block (NCHW reducing
+// C and W): each thread gets whole blocks where they share out evenly or
+// are 4 a thread or more (8 blocks of 14 rows, 9 of 7), else bounds by
+// 32 outputs that cut a block (5 blocks). NaNs in the first block and in
+// the last.
+TEST_P(JitReduce, WholeBlocksShareOut) {
+    for (const dims_t &d : {dims_t {8, 40, 14, 14}, dims_t {9, 96, 7, 7}, dims_t {5, 96, 9, 9}}) {
+        const reduce_problem p = make_problem(dt(), d, 0b1010);
+        const plan P = plan_on_two(p);
+        ASSERT_TRUE(P.slab_code) << describe(p);
+        EXPECT_EQ(P.nchunks, 2);
+        EXPECT_EQ(P.out_align, d[0] == 5 ? 32 : d[2]) << describe(p);
+        const size_t block = size_t(d[1] * d[2] * d[3]);
+        run(p);
+        run(p, {{3, block * size_t(d[0]) - 2}});
+    }
+}
+
 TEST_P(JitReduce, VerticalSweep) {
     for (int64_t m : sweep_sizes()) {
         for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17}) {
@@ -425,6 +443,31 @@ TEST(JitPlan, InlineBelowOneMiB) {
     EXPECT_EQ(chunks({2, 128, 32, 32}, 0b1100), 2);
     const split_above_64k split;
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 2);
+}
+
+// Output chunks start at the multiple of the alignment nearest to an even
+// share: monotonic, aligned, each within an alignment of its share. Bounds
+// rounded down gave 112 outputs by 32 as 32 / 80 and 56 as 0 / 56.
+TEST(JitPlan, OutputChunksShareEvenly) {
+    EXPECT_EQ(output_chunk_bound(112, 32, 2, 1), 64);
+    EXPECT_EQ(output_chunk_bound(56, 32, 2, 1), 32);
+    EXPECT_EQ(output_chunk_bound(112, 14, 2, 1), 56);
+    for (int nch : {2, 3, 4, 7}) {
+        for (int64_t align : {1, 7, 14, 32, 196}) {
+            for (int64_t n = 0; n < 3000; n += n < 300 ? 1 : 37) {
+                EXPECT_EQ(output_chunk_bound(n, align, nch, 0), 0);
+                EXPECT_EQ(output_chunk_bound(n, align, nch, nch), n);
+                for (int c = 1; c < nch; ++c) {
+                    const int64_t b = output_chunk_bound(n, align, nch, c);
+                    ASSERT_LE(output_chunk_bound(n, align, nch, c - 1), b);
+                    if (b < n) {
+                        ASSERT_EQ(b % align, 0) << n << " " << align;
+                    }
+                    ASSERT_LE(std::abs(b - n * c / nch), align / 2 + 1) << n << " " << align;
+                }
+            }
+        }
+    }
 }
 
 // A two-level plan combines its chunks' partials with a vertical tile
