@@ -33,6 +33,19 @@ bool outer_slices_share(const plan &P, int nch) {
     return o.n >= nch && (o.n % nch == 0 || o.n >= 8 * nch);
 }
 
+// Vertical plans with few columns but many slices of them (outer kept
+// dims around the column group): at least 8 slices a thread also share
+// out, whole slices a chunk, where the two-level split would cut every
+// slice's rows. Zen 4, benchgraph, alternate runs, % of the roofline,
+// rows split -> slices: NCHW reducing N and H, f32 3x256x28x28 (2.4 MB)
+// 54-56 -> 80-81, 5x64x56x56 69-70 -> 87-93, 3x16x112x112 81-82 ->
+// 92-99, bf16 3x256x28x28 38-42 -> 48-65; channels-last reducing N and
+// W, f32 8x256x28x28 77-83 -> 88-89; at 25 MB tied (f32 32x64x56x56
+// 90-96 either way, channels-last 86-90, bf16 64x64x56x56 75-91).
+bool many_slices_share(const plan &P, int nch) {
+    return P.kind == plan_kind::vertical && P.nouter > 0 && P.n_out / P.jd.n >= 8 * nch;
+}
+
 bool fail(std::string *why_not, const std::string &msg) {
     if (why_not) *why_not = msg;
     return false;
@@ -226,7 +239,8 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (nch > 1) {
         const bool few = P.kind == plan_kind::inner
                 ? P.n_out < 4 * nch
-                : P.n_out < nch * vertical_min_cols_per_chunk && !outer_slices_share(P, nch);
+                : P.n_out < nch * vertical_min_cols_per_chunk && !outer_slices_share(P, nch)
+                        && !many_slices_share(P, nch);
         const int64_t pstride = (P.n_out + 15) / 16 * 16;
         int64_t split_n = 0;
         const int split = few && pstride * nch <= partial_budget_elems

@@ -143,6 +143,27 @@ TEST_P(JitReduce, WholeBlocksShareOut) {
     }
 }
 
+// Few columns in many slices (NCHW reducing N and H, channels-last
+// reducing N and W): 8 slices a thread or more (40 channels or rows)
+// share out whole slices (plan.cpp, many_slices_share); 12 split the rows
+// instead. NaNs in the first slice and the last.
+TEST_P(JitReduce, ManySlicesShareOutWithoutPartials) {
+    for (int64_t c : {40, 12}) {
+        const dims_t d {3, c, 480 / c, 28};
+        for (bool cl : {false, true}) {
+            const reduce_problem p = cl ? make_problem(dt(), d, 0b1001, permuted(d, {0, 2, 3, 1}))
+                                        : make_problem(dt(), d, 0b0101);
+            const plan P = plan_on_two(p);
+            EXPECT_EQ(P.kind, plan_kind::vertical);
+            const int64_t slices = cl ? 480 / c : c;  // H in channels-last, else C
+            EXPECT_EQ(P.two_level, slices < 16) << describe(p);
+            EXPECT_EQ(P.nchunks, 2);
+            run(p);
+            run(p, {{2, size_t(3 * c * (480 / c) * 28) - 3}});
+        }
+    }
+}
+
 TEST_P(JitReduce, VerticalSweep) {
     for (int64_t m : sweep_sizes()) {
         for (int64_t rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17}) {
