@@ -253,6 +253,14 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
         }
     }
 
+    // Inner plans with fewer than 64 outputs a thread: bounds at any
+    // output (one dst line may then take writes from two threads, once a
+    // call), where multiples of 32 left a thread a whole 32 more than the
+    // other, or none (28 outputs: one thread did all). Zen 4, benchgraph,
+    // alternate runs, % of the roofline, 32 -> 1: channels-last f32
+    // 2x1024x14x14 reducing C and H 41-42 -> 95-98, 1x512x28x28 reducing
+    // C and W 47-50 -> 94-106, bf16 2x1024x14x14 58-59 -> 63-77.
+    if (P.kind == plan_kind::inner && !P.two_level && P.n_out < 64 * P.nchunks) P.out_align = 1;
     // A transposed output is written whole positions at a time (see
     // run_range): thread chunks start on position bounds.
     if (P.kind == plan_kind::vertical && P.njsub > 1) P.out_align = P.jsub[P.njsub - 1].n;

@@ -127,16 +127,16 @@ TEST_P(JitReduce, OuterSlicesShareOutWithoutPartials) {
 
 // Two-stage plans whose slab is the kept dim's whole block (NCHW reducing
 // C and W): each thread gets whole blocks where they share out evenly or
-// are 4 a thread or more (8 blocks of 14 rows, 9 of 7), else bounds by
-// 32 outputs that cut a block (5 blocks). NaNs in the first block and in
-// the last.
+// are 4 a thread or more (8 blocks of 14 rows, 9 of 7), else bounds that
+// cut a block (5 blocks: 45 outputs, split at any output). NaNs in the
+// first block and in the last.
 TEST_P(JitReduce, WholeBlocksShareOut) {
     for (const dims_t &d : {dims_t {8, 40, 14, 14}, dims_t {9, 96, 7, 7}, dims_t {5, 96, 9, 9}}) {
         const reduce_problem p = make_problem(dt(), d, 0b1010);
         const plan P = plan_on_two(p);
         ASSERT_TRUE(P.slab_code) << describe(p);
         EXPECT_EQ(P.nchunks, 2);
-        EXPECT_EQ(P.out_align, d[0] == 5 ? 32 : d[2]) << describe(p);
+        EXPECT_EQ(P.out_align, d[0] == 5 ? 1 : d[2]) << describe(p);
         const size_t block = size_t(d[1] * d[2] * d[3]);
         run(p);
         run(p, {{3, block * size_t(d[0]) - 2}});
@@ -161,6 +161,25 @@ TEST_P(JitReduce, ManySlicesShareOutWithoutPartials) {
             run(p);
             run(p, {{2, size_t(3 * c * (480 / c) * 28) - 3}});
         }
+    }
+}
+
+// Inner plans with fewer than 64 outputs a thread split at any output
+// (plan.cpp): 28 outputs of channels-last reducing C and H (rows of
+// 1100 channels, too long for slabs) go 14 / 14, where bounds by 32 gave
+// one thread all of them; 200 outputs keep bounds by 32. NaNs in the
+// first output's rows, in the middle and in the last output's.
+TEST_P(JitReduce, FewOutputsShareOut) {
+    for (const dims_t &d : {dims_t {2, 1100, 14, 14}, dims_t {2, 1100, 2, 100}}) {
+        const reduce_problem p = make_problem(dt(), d, 0b0110, permuted(d, {0, 2, 3, 1}));
+        const plan P = plan_on_two(p);
+        EXPECT_EQ(P.kind, plan_kind::inner);
+        EXPECT_FALSE(P.two_level);
+        EXPECT_EQ(P.nchunks, 2);
+        EXPECT_EQ(P.out_align, d[3] == 14 ? 1 : 32) << describe(p);
+        run(p);
+        const size_t n = size_t(d[0] * d[1] * d[2] * d[3]);
+        run(p, {{1, n / 2 + 3, n - 1}});
     }
 }
 
