@@ -34,14 +34,16 @@ bool outer_slices_share(const plan &P, int nch) {
 }
 
 // Vertical plans with few columns but many slices of them (outer kept
-// dims around the column group): at least 8 slices a thread also share
-// out, whole slices a chunk, where the two-level split would cut every
-// slice's rows. Zen 4, benchgraph, alternate runs, % of the roofline,
-// rows split -> slices: NCHW reducing N and H, f32 3x256x28x28 (2.4 MB)
-// 54-56 -> 80-81, 5x64x56x56 69-70 -> 87-93, 3x16x112x112 81-82 ->
-// 92-99, bf16 3x256x28x28 38-42 -> 48-65; channels-last reducing N and
-// W, f32 8x256x28x28 77-83 -> 88-89; at 25 MB tied (f32 32x64x56x56
-// 90-96 either way, channels-last 86-90, bf16 64x64x56x56 75-91).
+// dims around the column group) whose two-level split would cut every
+// slice's rows: at least 8 slices a thread share out whole slices
+// instead. Zen 4, benchgraph, alternate runs, % of the roofline, rows
+// split -> slices: NCHW reducing N and H, f32 3x256x28x28 (2.4 MB) 54-56
+// -> 80-81, 5x64x56x56 69-70 -> 87-93, 3x16x112x112 81-82 -> 92-99,
+// bf16 3x256x28x28 38-42 -> 48-65. Where the split takes an extra dim
+// (the batch, evenly), each thread reads one run of src and that kept
+// ahead: bf16 64x64x64x64 axes 0,2 (32 MiB) 86-87 against 82-84 by
+// slices, f16 87-89 against 84-87 (f32 channels-last 8x256x28x28
+// reducing N and W, 6.4 MB, 77-83 against 88-89 the other way).
 bool many_slices_share(const plan &P, int nch) {
     return P.kind == plan_kind::vertical && P.nouter > 0 && P.n_out / P.jd.n >= 8 * nch;
 }
@@ -239,12 +241,12 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     if (nch > 1) {
         const bool few = P.kind == plan_kind::inner
                 ? P.n_out < 4 * nch
-                : P.n_out < nch * vertical_min_cols_per_chunk && !outer_slices_share(P, nch)
-                        && !many_slices_share(P, nch);
+                : P.n_out < nch * vertical_min_cols_per_chunk && !outer_slices_share(P, nch);
         const int64_t pstride = (P.n_out + 15) / 16 * 16;
         int64_t split_n = 0;
-        const int split = few && pstride * nch <= partial_budget_elems
+        int split = few && pstride * nch <= partial_budget_elems
                 ? choose_split(P, nch, &split_n) : -1;
+        if (split == P.nextra && many_slices_share(P, nch)) split = -1;  // not the rows
         if (split >= 0) {
             P.two_level = true;
             P.split = split;
