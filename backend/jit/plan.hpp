@@ -157,9 +157,9 @@ int flat_output_dims(const plan &P, loop_dim *out);
 // Where chunk c of nch of n outputs (or, two-level, of the split dim's
 // n indices) starts (c == nch: n): the multiple of align nearest to an
 // even share, so that a chunk holds at most an align more or less than
-// its share. Rounding down gave the first threads whole
-// multiples fewer: 112 outputs in multiples of 32 split 32 / 80, and 56
-// outputs 0 / 56 (one thread doing all).
+// its share. Rounding down gave the first threads whole multiples fewer:
+// 112 outputs in multiples of 32 split 32 / 80, and 56 outputs 0 / 56
+// (one thread doing all).
 int64_t output_chunk_bound(int64_t n, int64_t align, int nch, int64_t c);
 
 // How a two-stage plan's cnt outputs, rows of row_bytes from s, go into

@@ -49,8 +49,8 @@ public:
 
 private:
     // Splits [0, n) into nchunks static ranges whose inner bounds are
-    // multiples of align (outputs of different threads, different lines;
-    // output_chunk_bound).
+    // multiples of align (plan::out_align: mostly whole dst lines a
+    // thread; output_chunk_bound).
     template <typename F>
     void chunked(int64_t n, int64_t align, const F &f) const {
         const int nch = p_.nchunks;
