@@ -16,10 +16,13 @@ namespace crest::impl::jit {
 constexpr int max_dims = 12;
 // Below this many src bytes a problem runs inline on the calling thread:
 // waking the pool and combining costs more than reading it from L2.
-// Measured here (2 threads, benchgraph --mode=P): 256 KiB reducing C 2.5
-// us inline against 5.7 us on the pool, 512 KiB 4.9 against 9.3 us, 1 MiB
-// reducing H and W 8.3 against 5.4 us.
-constexpr int64_t default_inline_bytes = 1024 * 1024;
+// Zen 4, 2 threads, benchgraph --mode=P (back-to-back calls, the pool's
+// threads awake), two runs each: f32 256 KiB 2.4-2.8 us inline against
+// 2.6-5.8 on the pool; 512 KiB tied (4.8-5.4 against 3.6-6.2); 784 KiB
+// bf16 (2x1024x14x14, 1x512x28x28, 8 axis patterns each) 1.4-2x faster
+// on the pool, 8-36 -> 5-22 us; 1 MiB 11-14 -> 6-7 us. Calls 20 ms
+// apart (the threads asleep) pay about 30 us to wake them (decisions.md).
+constexpr int64_t default_inline_bytes = 512 * 1024;
 int64_t inline_bytes();
 // Tests: a smaller threshold makes small problems take the thread split
 // (< 0: back to the default). The scoped form puts the default back on

@@ -186,8 +186,9 @@ bool jit_available() { return std::string(impl::jit::max_isa_name()) != "none"; 
 
 TEST(ApiConcurrency, OneJitPartitionFourThreads) {
     if (!jit_available()) GTEST_SKIP() << "no JIT ISA on this CPU (or capped)";
-    // These shapes (130-600 KiB) run inline by default; above 64 KiB they
-    // also take the engine's pool, so concurrent callers share its arena.
+    // Most of these shapes (130-600 KiB) run inline by default (below
+    // 512 KiB); above 64 KiB they all take the engine's pool, so
+    // concurrent callers share its arena.
     const impl::jit::inline_bytes_for_testing split(64 * 1024);
     engine jit(engine::kind::cpu, 0, engine_options {0, "jit"});
     engine ref(engine::kind::cpu, 0, engine_options {0, "ref"});

@@ -470,17 +470,18 @@ INSTANTIATE_TEST_SUITE_P(All, JitReduce, ::testing::ValuesIn(all_params()),
             return std::string(i.param.isa) + "_" + d;
         });
 
-// Below 1 MiB of src a plan runs inline (one chunk); from 1 MiB on it
+// Below 512 KiB of src a plan runs inline (one chunk); from 512 KiB on it
 // takes the pool's threads. A two-level plan (reducing C) and an inner one.
-TEST(JitPlan, InlineBelowOneMiB) {
+TEST(JitPlan, InlineBelowHalfMiB) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     auto chunks = [](const dims_t &d, uint32_t mask) {
         return plan_on_two(make_problem(data_type::f32, d, mask)).nchunks;
     };
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 1);    // 256 KiB
-    EXPECT_EQ(chunks({1, 255, 32, 32}, 0b0010), 1);   // just below 1 MiB
-    EXPECT_EQ(chunks({1, 256, 32, 32}, 0b0010), 2);   // 1 MiB
-    EXPECT_EQ(chunks({2, 128, 32, 32}, 0b1100), 2);
+    EXPECT_EQ(chunks({1, 127, 32, 32}, 0b0010), 1);   // just below 512 KiB
+    EXPECT_EQ(chunks({1, 128, 32, 32}, 0b0010), 2);   // 512 KiB
+    EXPECT_EQ(chunks({1, 128, 32, 32}, 0b1100), 2);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {2, 1024, 14, 14}, 0b1000)).nchunks, 2);
     const split_above_64k split;
     EXPECT_EQ(chunks({1, 64, 32, 32}, 0b0010), 2);
 }
