@@ -53,9 +53,9 @@ protected:
 
     // AVX-512 rows of 2-16 elements (bf16/f16: 2-31; gen_inner_tiny.cpp):
     // whole vectors of outputs in memory order, by permutes, while a
-    // call's rows and dst are contiguous; a NaN (16-bit: a negative NaN)
-    // leaves the call to the other paths. Clobbers every vector register
-    // and eax.
+    // call's rows and dst are contiguous, up to tiny_tree_max_rows rows
+    // an output; a NaN (16-bit: a negative NaN) leaves the call to the
+    // other paths. Clobbers every vector register, rax, r8 and r9.
     bool tiny_rows_fit() const;
     void tiny_rows();
     // AVX2 f32 rows of 2-4 and 16-bit rows of 3 (tiny_rows() hands them
@@ -83,7 +83,7 @@ protected:
 
 private:
     // tiny_rows' and tiny_rows_in_lanes' entry checks and way out (gen_inner_tiny.cpp).
-    void tiny_rows_enter(int lanes, Xbyak::Label &l_skip);
+    void tiny_rows_enter(int lanes, Xbyak::Label &l_skip, int max_rows = 1);
     void tiny_rows_leave(bool clear_flags, Xbyak::Label &l_skip);
     void tiny_rows_store_and_next(const Xbyak::Xmm &out, const Xbyak::Xmm &tmp, bool words,
             int lanes, Xbyak::Label &again);

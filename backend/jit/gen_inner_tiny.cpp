@@ -26,11 +26,15 @@ using namespace Xbyak;
 
 // Rows one after another, one row per output (of block_n elements), dst
 // contiguous, and at least `lanes` outputs; else the other paths take the
-// call (to l_skip). A NaN (f32) or negative NaN (16-bit) anywhere sends
-// the whole call to the exact paths, from its start: keep where it began.
-void inner_blocks_generator::tiny_rows_enter(int lanes, Label &l_skip) {
-    cmp(ARG(rows), 1);
-    jne(l_skip, T_NEAR);
+// call (to l_skip). Up to max_rows rows an output (an outer reduced dim,
+// each output's rows row_stride apart), 1 but for the permute trees. A
+// NaN (f32) or negative NaN (16-bit) anywhere sends the whole call to
+// the exact paths, from its start: keep where it began.
+void inner_blocks_generator::tiny_rows_enter(int lanes, Label &l_skip, int max_rows) {
+    mov(rax, ARG(rows));
+    dec(rax);
+    cmp(rax, max_rows - 1);  // unsigned: no rows at all skip too
+    ja(l_skip, T_NEAR);
     cmp(ARG(out_src_stride), cfg_.block_n * ssz());
     jne(l_skip, T_NEAR);
     cmp(ARG(out_dst_stride), ssz());
@@ -145,6 +149,8 @@ void inner_blocks_generator::tiny_rows() {
     // order; positive NaNs above +inf); negative NaNs, which sort low
     // there, show in unsigned-max chains of the raw bits.
     const Xmm abs_mask = vmm(23), chain0 = vmm(21), chain1 = vmm(22);
+    const Xmm a2 = vmm(19), b2 = vmm(20);  // 16-bit: a later row's loads
+    const Reg64 row = r8, rows_left = r9;  // an output's later rows
     auto permute = [&](const Xmm &x, int tab, const Xmm &y) {
         if (words) return vpermt2w(x, table_reg(tab), y);
         if (is512()) return vpermt2ps(x, table_reg(tab), y);
@@ -178,7 +184,7 @@ void inner_blocks_generator::tiny_rows() {
             else dd(tab[size_t(i)]);
         }
     L(l_code);
-    tiny_rows_enter(lanes, l_skip);
+    tiny_rows_enter(lanes, l_skip, tiny_tree_max_rows);
     for (int i = 0; i < ntab; ++i) {
         const Address tab = ptr[rip + l_tables + i * lanes * tab_esz];
         if (is512()) vmovdqu32(table_reg(i), tab);
@@ -226,6 +232,36 @@ void inner_blocks_generator::tiny_rows() {
                     to_key16(b, t, abs_mask);
                 }
             }
+            // The output's other rows: the same window of each, maxed
+            // lane by lane into the first row's (the tree below then
+            // takes all rows' elements of a row position at once).
+            Label l_rows_done, l_row;
+            mov(row, reg_src);
+            mov(rows_left, ARG(rows));
+            dec(rows_left);
+            jz(l_rows_done, T_NEAR);
+            L(l_row);
+            add(row, ARG(row_stride));
+            const Address first_r = ptr[row + w * window_bytes];
+            const Address second_r = ptr[row + w * window_bytes + s.second_at() * esz];
+            if (words) {
+                vmovdqu16(a2, first_r);
+                vmovdqu16(b2, second_r);
+                vpmaxuw(chain0, chain0, a2);
+                vpmaxuw(chain1, chain1, b2);
+                if (keys) {
+                    to_key16(a2, t, abs_mask);
+                    to_key16(b2, t, abs_mask);
+                }
+                vpmaxsw(a, a, a2);
+                vpmaxsw(b, b, b2);
+            } else {
+                vmaxps(a, a, first_r);
+                vmaxps(b, b, second_r);
+            }
+            dec(rows_left);
+            jnz(l_row, T_NEAR);
+            L(l_rows_done);
             copy(acc, a);
             permute(acc, 0, b);
             permute(a, 1, b);

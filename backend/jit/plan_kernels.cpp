@@ -295,7 +295,9 @@ void choose_kernels(plan &P, isa_t isa) {
     }
     // Short inner rows whose rows dim is far apart (more than a block of 16
     // outputs): one block would read 16-output pieces of every row, as many
-    // streams as rows. Two stages read src in memory order instead.
+    // streams as rows. Two stages read src in memory order instead. Below
+    // 8 rows tiny rows take the trees (tiny_tree_max_rows), other short
+    // rows the blocks.
     const int64_t row_bytes = P.n * P.esz;
     // Rows that follow the whole kept dim's block of short rows (NCHW
     // reducing C and W of 7x7 maps: src is then one [C x H*W] block per

@@ -56,6 +56,55 @@ TEST_P(JitReduce, TinyRows) {
     }
 }
 
+// Tiny rows with an outer reduced dim (NCHW reducing N and W): AVX-512's
+// permute trees take up to tiny_tree_max_rows rows an output, maxed lane
+// by lane before the tree; more rows, and the other tiny paths, go to the
+// blocks. Row counts around the limit; NaN of either sign, infinities and
+// an all-negative output in a later row only; negative data; a later row
+// of greater values than the first; two threads' chunks.
+TEST_P(JitReduce, TinyRowsOfSeveralRows) {
+    const std::vector<uint32_t> nans = dt() == data_type::f32
+            ? std::vector<uint32_t> {0x7fc00000u, 0xffc00000u}
+            : dt() == data_type::bf16 ? std::vector<uint32_t> {0x7fc0u, 0xffc0u}
+                                      : std::vector<uint32_t> {0x7e00u, 0xfe00u};
+    const uint32_t one = dt() == data_type::f32 ? 0x3f800000u
+            : dt() == data_type::bf16 ? 0x3f80u : 0x3c00u;
+    for (int64_t n : {2, 3, 5, 7, 14, 16, 17, 28, 31}) {
+        for (int64_t r : {2, 3, 7, 8, 9}) {
+            for (int64_t outs : {16, 33, 64, 200})
+                run(make_problem(dt(), {r, outs, n}, 0b101));
+            const int64_t outs = 96;
+            const size_t row = size_t(outs * n), last = size_t(r - 1) * row;
+            for (size_t k = 0; k < nans.size(); ++k) {
+                planting pl;
+                pl.nan_at.push_back(last + size_t((40 + 17 * k) * n + n / 2));
+                pl.nan_bits = nans[k];
+                run(make_problem(dt(), {r, outs, n}, 0b101), pl);
+                planting neg;
+                neg.nan_at = pl.nan_at;
+                neg.nan_bits = pl.nan_bits;
+                neg.negative = true;
+                run(make_problem(dt(), {r, outs, n}, 0b101), neg);
+            }
+            planting inf;
+            inf.bits_at = {{last + size_t(5 * n), inf_bits(dt(), true)},
+                    {size_t(5 * n + 1), inf_bits(dt(), false)},
+                    {last + size_t(70 * n + n - 1), inf_bits(dt(), false)}};
+            run(make_problem(dt(), {r, outs, n}, 0b101), inf);
+            // Every row negative but the last's elements of a few outputs.
+            planting mixed;
+            mixed.negative = true;
+            for (size_t o : {3, 50, 95})
+                for (size_t e = 0; e < size_t(n); e += 2)
+                    mixed.bits_at.push_back({last + o * size_t(n) + e, one});
+            run(make_problem(dt(), {r, outs, n}, 0b101), mixed);
+            planting ties;
+            ties.ties = true;
+            run(make_problem(dt(), {r, outs, n}, 0b101), ties);
+        }
+    }
+}
+
 // The tiny rows' loads stay within their group of rows (the AVX2 word
 // transposes read 16 bytes a row, the group's last rows the 16 that end
 // at their end; AVX-512's windows end at their last element): src can
@@ -63,8 +112,10 @@ TEST_P(JitReduce, TinyRows) {
 TEST_P(JitReduce, TinyRowsEndAtAPage) {
     uint32_t seed = 4100;
     for (int64_t n = 2; n <= 33; ++n)
-        for (int64_t outs : {16, 17, 32, 33, 50})
+        for (int64_t outs : {16, 17, 32, 33, 50}) {
             check_at_page_end(make_problem(dt(), {outs, n}, 2), seed++);
+            check_at_page_end(make_problem(dt(), {3, outs, n}, 0b101), seed++);
+        }
 }
 
 // Vertical over rows of under 64 bytes, one after another: a period of
