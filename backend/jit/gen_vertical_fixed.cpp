@@ -46,10 +46,16 @@ Address vertical_reg_generator::fixed_row(int r, int disp) const {
     }
 }
 
+bool vertical_reg_generator::fixed_accumulates() const {
+    return packed_slices() == 1 && (!raw16() || is512());
+}
+
 void vertical_reg_generator::fixed_entry(const Label &general) {
     const int R = cfg_.block_rows;
-    cmp(ARG(accumulate), 0);
-    jne(general, T_NEAR);
+    if (!fixed_accumulates()) {
+        cmp(ARG(accumulate), 0);
+        jne(general, T_NEAR);
+    }
     cmp(ARG(rows), R);
     jne(general, T_NEAR);
     cmp(ARG(ncols), cfg_.block_cols);
@@ -119,15 +125,26 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         L(l_all);
     };
     if (fixed_streams()) {
+        // A stage holds no dst to accumulate into: such calls store as
+        // they go.
+        Label l_unstaged;
+        if (fixed_accumulates()) {
+            cmp(ARG(accumulate), 0);
+            jne(l_unstaged, T_NEAR);
+        }
         fixed_staged(slices);
         test(reg_outer, reg_outer);
         jz(l_slices_done, T_NEAR);
+        L(l_unstaged);
     }
     slices();
     L(l_slices_done);
     if (!raw16()) {
-        // A NaN somewhere: the general loop redoes the call from the start
-        // (fresh: dst holds nothing it needs).
+        // A NaN somewhere: the general loop redoes the call from the start.
+        // Fresh, dst holds nothing it needs; accumulating, each output
+        // written is the max of its old value (a NaN kept: vmaxps returns
+        // its memory operand) and some of its rows, and a max is
+        // idempotent.
         test_invalid_flag();
         jz(l_done, T_NEAR);
         clear_fp_flags();
@@ -169,9 +186,28 @@ void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
             }
         }
     }
+    // Junk lanes are never stored (AVX-512: zero on both sides, no flag).
+    for (int i = 0; i < nvec; ++i) vmaxps(a(0, i), a(0, i), a(1, i));
+    if (fixed_accumulates()) {
+        // dst's outputs last, as memory operands: a NaN there is what
+        // vmaxps returns.
+        Label l_fresh;
+        cmp(ARG(accumulate), 0);
+        je(l_fresh, T_NEAR);
+        for (int i = 0; i < nvec; ++i) {
+            const Address d = ptr[reg_dst + i * w];
+            if (!tail_vec(i, last)) {
+                vmaxps(a(0, i), a(0, i), d);
+            } else if (is512()) {
+                vmaxps(a(0, i) | k_tail_, a(0, i), d);
+            } else {
+                vmaskmovps(fixed_temp(), fixed_mask(), d);
+                vmaxps(a(0, i), a(0, i), fixed_temp());
+            }
+        }
+        L(l_fresh);
+    }
     for (int i = 0; i < nvec; ++i) {
-        // Junk lanes are never stored (AVX-512: zero on both sides, no flag).
-        vmaxps(a(0, i), a(0, i), a(1, i));
         const Address d = ptr[reg_dst + i * w];
         if (!tail_vec(i, last)) vmovups(d, a(0, i));
         else if (is512()) vmovups(d | k_tail_, a(0, i));
@@ -215,6 +251,22 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
             vpmaxuw(u(i), u(i), x);
             vpminuw(m(i), m(i), x);
         }
+    }
+    if (fixed_accumulates()) {
+        // dst's outputs as one more row (AVX-512 only: its masked load).
+        Label l_fresh;
+        cmp(ARG(accumulate), 0);
+        je(l_fresh, T_NEAR);
+        for (int i = 0; i < nvec; ++i) {
+            const Address d = ptr[reg_dst + i * w];
+            const Xmm x = fw(row_temp(i % 2));
+            if (tail_vec(i)) vmovdqu16(x | k_tail_ | T_z, d);
+            else load_raw(x, d);
+            vpmaxsw(s(i), s(i), x);
+            vpmaxuw(u(i), u(i), x);
+            vpminuw(m(i), m(i), x);
+        }
+        L(l_fresh);
     }
     for (int i = 0; i < nvec; ++i) {
         select16(s(i), m(i), u(i), t);

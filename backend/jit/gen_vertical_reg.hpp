@@ -184,6 +184,10 @@ private:
     // reg_outer holds), the stage's whole lines then non-temporal to
     // dst; the slices left over go on as before.
     bool fixed_streams() const;
+    // Whether the fixed blocks also take accumulating calls (an extra
+    // reduced dim's later indices: NCHW reducing N and H): one slice a
+    // vector, f32 or AVX-512. Else such calls go to the general loop.
+    bool fixed_accumulates() const;
     int fixed_stage_bytes() const;  // lcm(a slice's dst bytes, 64)
     void fixed_staged(const std::function<void()> &slices);
     // The block's vectors: their width in bytes and count; whether vector

@@ -52,6 +52,46 @@ TEST_P(JitReduce, FixedBlocks) {
     run(make_problem(dt(), {4000, 7, 7}, 0b010), {{size_t(3000 * 49 + 20)}, false});
 }
 
+// Fixed blocks that accumulate (an extra reduced dim's later indices:
+// NCHW reducing N and H): f32 on both ISAs and AVX-512's 16-bit take dst
+// as one more row, AVX2's 16-bit and the packed slices the general loop.
+// NaN of either sign in the first index only (dst holds it when the
+// second accumulates) and in the last only; infinities; outputs whose
+// later index holds their max; negative data; from half the L3 (the
+// staged dst, which accumulating calls bypass); two threads.
+TEST_P(JitReduce, FixedBlocksAccumulate) {
+    const uint32_t neg_nan = dt() == data_type::f32    ? 0xffc00001u
+                             : dt() == data_type::bf16 ? 0xffc1u
+                                                       : 0xfe01u;
+    const uint32_t pos_nan = qnan_bits(dt());
+    const uint32_t big = dt() == data_type::f32 ? 0x49742400u  // 1e6
+            : dt() == data_type::bf16 ? 0x4974u : 0x7bffu;
+    for (int64_t r : {2, 7, 14, 16})
+        for (int64_t c : {3, 7, 14, 16, 28, 56, 100}) {
+            const int64_t n = 40;
+            for (int64_t batch : {2, 3}) {
+                const reduce_problem p = make_problem(dt(), {batch, n, r, c}, 0b0101);
+                const size_t slice = size_t(r * c), image = size_t(n) * slice;
+                const size_t last = size_t(batch - 1) * image;
+                run(p);
+                for (uint32_t nan : {pos_nan, neg_nan}) {
+                    run(p, {{size_t(3) * slice + size_t(c / 2)}, false, nan});
+                    run(p, {{last + size_t(30) * slice + slice - 1}, false, nan});
+                }
+                planting neg;
+                neg.negative = true;
+                for (size_t o : {0, 17, 39})
+                    neg.bits_at.push_back({last + o * slice + size_t(c - 1), big});
+                neg.bits_at.push_back({size_t(9) * slice, inf_bits(dt(), false)});
+                neg.bits_at.push_back({last + size_t(9) * slice + 1, inf_bits(dt(), true)});
+                run(p, neg);
+            }
+        }
+    run(make_problem(dt(), {2, 4000, 7, 7}, 0b0101), {{size_t(200000)}, false});
+    const int64_t half_l3 = dt() == data_type::f32 ? 65536 : 131072;  // 25.7 MB
+    run(make_problem(dt(), {2, half_l3, 7, 7}, 0b0101));
+}
+
 // A slice's last row reads its last vector under the tail mask, shifted
 // or in pieces (AVX2 16-bit): the block that ends src can end at a page
 // nothing follows.
