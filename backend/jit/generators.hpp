@@ -33,10 +33,11 @@ inline bool inner_tiny_rows(isa_t isa, data_type dt, int64_t n) {
 // maxed lane by lane before the tree, where such calls went to the
 // blocks. Zen 4, benchgraph, % of the roofline, blocks -> trees: bf16
 // 2x1024x14x14 reducing N and W (0.8 MB) 25-27 -> 72-87, f16 3x256x28x28
-// 52-55 -> 75-85, f32 4x2048x28x14 (12.8 MB) 77-80 -> 88-95; against the
-// two stages the plans take from 8 rows (plan_kernels.cpp), f32
-// 6x2731x14x14 (25.7 MB) 70 -> 90-96, 7x1024x14x14 68-70 -> 80-87; with
-// 8 or 12 rows both read 63-75% (as many streams a thread as rows).
+// 52-55 -> 75-85, f32 4x2048x28x14 (12.8 MB) 77-80 -> 88-95, bf16
+// 4x16384x14x14 (25.7 MB) 35 -> 80; against the two stages the plans take
+// from 8 rows (plan_kernels.cpp), f32 6x2731x14x14 (12.8 MB) 70 -> 90-96,
+// 7x1024x14x14 68-70 -> 80-87; with 8 or 12 rows both read 63-75% (as
+// many streams a thread as rows).
 constexpr int tiny_tree_max_rows = 7;
 
 inline int vertical_tile_cols(const kernel_config &cfg) {
