@@ -50,6 +50,15 @@ bool vertical_reg_generator::fixed_accumulates() const {
     return packed_slices() == 1 && (!raw16() || is512());
 }
 
+void vertical_reg_generator::fixed_when_accumulating(const std::function<void()> &body) {
+    if (!fixed_accumulates()) return;
+    Label l_fresh;
+    cmp(ARG(accumulate), 0);
+    je(l_fresh, T_NEAR);
+    body();
+    L(l_fresh);
+}
+
 void vertical_reg_generator::fixed_entry(const Label &general) {
     const int R = cfg_.block_rows;
     if (!fixed_accumulates()) {
@@ -188,12 +197,9 @@ void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
     }
     // Junk lanes are never stored (AVX-512: zero on both sides, no flag).
     for (int i = 0; i < nvec; ++i) vmaxps(a(0, i), a(0, i), a(1, i));
-    if (fixed_accumulates()) {
-        // dst's outputs last, as memory operands: a NaN there is what
-        // vmaxps returns.
-        Label l_fresh;
-        cmp(ARG(accumulate), 0);
-        je(l_fresh, T_NEAR);
+    // dst's outputs last, as memory operands: a NaN there is what vmaxps
+    // returns.
+    fixed_when_accumulating([&] {
         for (int i = 0; i < nvec; ++i) {
             const Address d = ptr[reg_dst + i * w];
             if (!tail_vec(i, last)) {
@@ -205,8 +211,7 @@ void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
                 vmaxps(a(0, i), a(0, i), fixed_temp());
             }
         }
-        L(l_fresh);
-    }
+    });
     for (int i = 0; i < nvec; ++i) {
         const Address d = ptr[reg_dst + i * w];
         if (!tail_vec(i, last)) vmovups(d, a(0, i));
@@ -252,11 +257,8 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
             vpminuw(m(i), m(i), x);
         }
     }
-    if (fixed_accumulates()) {
-        // dst's outputs as one more row (AVX-512 only: its masked load).
-        Label l_fresh;
-        cmp(ARG(accumulate), 0);
-        je(l_fresh, T_NEAR);
+    // dst's outputs as one more row (AVX-512 only: its masked load).
+    fixed_when_accumulating([&] {
         for (int i = 0; i < nvec; ++i) {
             const Address d = ptr[reg_dst + i * w];
             const Xmm x = fw(row_temp(i % 2));
@@ -266,8 +268,7 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
             vpmaxuw(u(i), u(i), x);
             vpminuw(m(i), m(i), x);
         }
-        L(l_fresh);
-    }
+    });
     for (int i = 0; i < nvec; ++i) {
         select16(s(i), m(i), u(i), t);
         const Address d = ptr[reg_dst + i * w];

@@ -188,6 +188,9 @@ private:
     // reduced dim's later indices: NCHW reducing N and H): one slice a
     // vector, f32 or AVX-512. Else such calls go to the general loop.
     bool fixed_accumulates() const;
+    // body's code, run only by accumulating calls (none without
+    // fixed_accumulates()).
+    void fixed_when_accumulating(const std::function<void()> &body);
     int fixed_stage_bytes() const;  // lcm(a slice's dst bytes, 64)
     void fixed_staged(const std::function<void()> &slices);
     // The block's vectors: their width in bytes and count; whether vector
