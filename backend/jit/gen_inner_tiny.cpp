@@ -174,7 +174,7 @@ void inner_blocks_generator::tiny_rows() {
         else vmaxps(x, x, y);
     };
 
-    Label l_tables, l_skip, l_group, l_code;
+    Label l_tables, l_skip, l_code;
     jmp(l_code, T_NEAR);
     align(64);
     L(l_tables);
@@ -199,7 +199,9 @@ void inner_blocks_generator::tiny_rows() {
     // One vector of outputs from reg_src into the returned register:
     // f32 values, 16-bit raw bits' signed maxes (keys false: the answer
     // unless a row saw only negatives) or keys' maxes back to bits.
-    auto group = [&](bool keys) {
+    // multi: the call has several rows an output (generated apart, so
+    // that calls of one row run no row loop).
+    auto group = [&](bool keys, bool multi) {
         // Operands on a stack, each with its level (merges it took): a
         // first-step operand joins the one below it while they share a
         // level, so that few stay live (at most 5, for p0 = 16), in
@@ -235,33 +237,33 @@ void inner_blocks_generator::tiny_rows() {
             // The output's other rows: the same window of each, maxed
             // lane by lane into the first row's (the tree below then
             // takes all rows' elements of a row position at once).
-            Label l_rows_done, l_row;
-            mov(row, reg_src);
-            mov(rows_left, ARG(rows));
-            dec(rows_left);
-            jz(l_rows_done, T_NEAR);
-            L(l_row);
-            add(row, ARG(row_stride));
-            const Address first_r = ptr[row + w * window_bytes];
-            const Address second_r = ptr[row + w * window_bytes + s.second_at() * esz];
-            if (words) {
-                vmovdqu16(a2, first_r);
-                vmovdqu16(b2, second_r);
-                vpmaxuw(chain0, chain0, a2);
-                vpmaxuw(chain1, chain1, b2);
-                if (keys) {
-                    to_key16(a2, t, abs_mask);
-                    to_key16(b2, t, abs_mask);
+            if (multi) {
+                Label l_row;
+                mov(row, reg_src);
+                mov(rows_left, ARG(rows));
+                dec(rows_left);
+                L(l_row);
+                add(row, ARG(row_stride));
+                const Address first_r = ptr[row + w * window_bytes];
+                const Address second_r = ptr[row + w * window_bytes + s.second_at() * esz];
+                if (words) {
+                    vmovdqu16(a2, first_r);
+                    vmovdqu16(b2, second_r);
+                    vpmaxuw(chain0, chain0, a2);
+                    vpmaxuw(chain1, chain1, b2);
+                    if (keys) {
+                        to_key16(a2, t, abs_mask);
+                        to_key16(b2, t, abs_mask);
+                    }
+                    vpmaxsw(a, a, a2);
+                    vpmaxsw(b, b, b2);
+                } else {
+                    vmaxps(a, a, first_r);
+                    vmaxps(b, b, second_r);
                 }
-                vpmaxsw(a, a, a2);
-                vpmaxsw(b, b, b2);
-            } else {
-                vmaxps(a, a, first_r);
-                vmaxps(b, b, second_r);
+                dec(rows_left);
+                jnz(l_row, T_NEAR);
             }
-            dec(rows_left);
-            jnz(l_row, T_NEAR);
-            L(l_rows_done);
             copy(acc, a);
             permute(acc, 0, b);
             permute(a, 1, b);
@@ -290,10 +292,15 @@ void inner_blocks_generator::tiny_rows() {
         tiny_rows_store_and_next(out, t, words, lanes, again);
     };
     Label l_done;
-    if (!words) {
-        L(l_group);
-        store_and_next(group(false), l_group);
-    } else {
+    // The groups of a call, all of one row an output or all of several.
+    auto groups = [&](bool multi) {
+        Label l_group;
+        if (!words) {
+            L(l_group);
+            store_and_next(group(false, multi), l_group);
+            jmp(l_done, T_NEAR);
+            return;
+        }
         // The raw bits' signed max first (four instructions a window
         // fewer than keys: bf16 65536x7 from L2 13.2 us against 18.8); a
         // group with a row of negatives only is redone with keys, and
@@ -306,7 +313,7 @@ void inner_blocks_generator::tiny_rows() {
         L(l_group);
         cmp(redone, 2);
         jae(l_keys_only, T_NEAR);
-        const Xmm raw = group(false);
+        const Xmm raw = group(false, multi);
         vpmovw2m(k_ord_, raw);
         kortestd(k_ord_, k_ord_);
         jnz(l_keys, T_NEAR);
@@ -316,8 +323,15 @@ void inner_blocks_generator::tiny_rows() {
         L(l_keys);
         inc(redone);
         L(l_keys_only);
-        store_and_next(group(true), l_group);
-    }
+        store_and_next(group(true, multi), l_group);
+        jmp(l_done, T_NEAR);
+    };
+    Label l_multi;
+    cmp(ARG(rows), 1);
+    jne(l_multi, T_NEAR);
+    groups(false);
+    L(l_multi);
+    groups(true);
     L(l_done);
     if (words) {
         bcast16(c_neg_inf(), neg_inf16());
