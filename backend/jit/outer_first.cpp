@@ -59,6 +59,12 @@ public:
             if (why_not) *why_not = "outer-first: no piecewise plan";
             return false;
         }
+        // The piece's buffer is read by the block's stage at once: from the
+        // caches, where the tiles of under 16 rows would stream it to
+        // memory (Zen 4, bg_runs.sh, % of the roofline:
+        // f32 NCHW 8-12 x 3072 x 14 x 14 reducing N and H 41-52 -> 48-61,
+        // 8-12 x 4096 35-58 -> 51-75, f16 8x7971x14x14 45-47 -> 53-61).
+        keep_dst_cached(outer_plan_);
         return true;
     }
 

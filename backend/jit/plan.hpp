@@ -180,6 +180,11 @@ slab_split split_slabs(const void *s, int64_t row_bytes, int64_t cnt, int64_t wi
 // scratch they take (plan_kernels.cpp).
 void choose_kernels(plan &P, isa_t isa);
 
+// For a dst that the caller reads right after (a stage's stack buffer):
+// P's kernels without non-temporal stores, which would send the buffer to
+// memory and make the next stage read it from there.
+void keep_dst_cached(plan &P);
+
 // Builds the plan; returns false with *why_not when the problem cannot be
 // run (ISA none, unsupported dtype, bad strides).
 bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,

@@ -359,4 +359,15 @@ void choose_kernels(plan &P, isa_t isa) {
             && prefetch_src(P.src_bytes, streams::many_16bit_far);
 }
 
+void keep_dst_cached(plan &P) {
+    for (auto *code : {&P.code, &P.slab_code, &P.combine_code, &P.period_code, &P.chunk_code,
+                 &P.fixed_code}) {
+        if (!*code || !(*code)->cfg.stream_dst) continue;
+        kernel_config cfg = (*code)->cfg;
+        cfg.stream_dst = false;
+        *code = get_code(cfg);
+    }
+    P.stream_transposed = false;
+}
+
 } // namespace crest::impl::jit

@@ -136,5 +136,27 @@ TEST(JitOuterFirst, Eligibility) {
     EXPECT_FALSE(split({64, 512, 14, 14}, 0b1001, {512 * 14 * 16, 14 * 16, 16, 1}));
 }
 
+// The pieces' outer stage writes a stack buffer that the block's stage
+// reads at once: its plan must not stream dst, where the same problem
+// alone (src from half the L3, a tile of under 16 rows) does.
+TEST(JitOuterFirst, PiecesKeepTheBufferCached) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    const int64_t cols = planned_l3_bytes() / 8 / 4 + 4096;  // 8 rows past half the L3
+    plan P;
+    ASSERT_TRUE(make_plan(make_problem(data_type::f32, {8, cols}, 0b01), max_isa(), 1, &P, nullptr));
+    ASSERT_EQ(P.kind, plan_kind::vertical);
+    auto streams = [](const plan &Q) {
+        for (const auto *code : {&Q.code, &Q.slab_code, &Q.combine_code, &Q.period_code,
+                     &Q.chunk_code, &Q.fixed_code})
+            if (*code && (*code)->cfg.stream_dst) return true;
+        return Q.stream_transposed;
+    };
+    ASSERT_TRUE(streams(P));
+    keep_dst_cached(P);
+    EXPECT_FALSE(streams(P));
+    ASSERT_NE(P.code, nullptr);
+    EXPECT_EQ(P.code->cfg.family, family_t::vert_tile);
+}
+
 } // namespace
 } // namespace crest::impl::jit::test
