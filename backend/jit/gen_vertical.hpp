@@ -110,8 +110,16 @@ private:
     // (group_body_raw_checked), and the rows left past them one pass of
     // exactly that many.
     int max_group() const { return skews() ? skew_rows() : 8; }
-    // Passes of fewer rows than this take exactly the rows left.
-    int rest_from() const { return skews() ? group() : max_group(); }
+    // Passes of fewer rows than this take exactly the rows left. f32: all
+    // of them below max_group(), one pass for the 9-15 (AVX2 5-7) rows of
+    // a small batch's reduced N, not a group() and the rest in a second
+    // round trip through the running max. Zen 4, same-run A/Bs, % of the
+    // roofline, f32 NCHW 14x14 maps reducing N: 10 rows at 25 MB 60 ->
+    // 80-85, 12 rows at 6 MB 77-82 -> 89-97, 12 x 166 x 56 x 56 64 -> 76-78;
+    // capped to AVX2, 5-7 rows 51-66 -> 74-87. 16-bit AVX-512 keeps two
+    // groups (its passes of 9-15 rows, as 8 and the rest, read at 4% of
+    // the roofline from half the L3 on: not understood).
+    int rest_from() const { return skews() && raw16() ? group() : max_group(); }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:
