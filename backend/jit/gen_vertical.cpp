@@ -175,6 +175,13 @@ void vertical_generator::last_pass(int g, bool fresh) {
     L(l_done);
 }
 
+void vertical_generator::unstreamed(const std::function<void()> &f) {
+    const bool streaming = streaming_;
+    streaming_ = false;
+    f();
+    streaming_ = streaming;
+}
+
 void vertical_generator::pass(int g, bool fresh) {
     mov(reg_to, reg_scr);
     cmp(reg_rows, g);
@@ -192,7 +199,7 @@ void vertical_generator::pass(int g, bool fresh) {
     // statistics (exact).
     auto exact_pass16 = [&] {
         columns([&](mode m) {
-            group_body_raw(m, 8, fresh);
+            unstreamed([&] { group_body_raw(m, 8, fresh); });
             group_body_raw(m, 8, false, true);
         }, nb, nullptr);
     };

@@ -73,6 +73,10 @@ private:
     // dst tile by non-temporal stores (streaming_ while it is emitted).
     void last_pass(int g, bool fresh);
     bool streaming_ = false;
+    // Emits f with streaming_ off: the first of two groups, whose output
+    // the second reads back at once (a line stored non-temporally is read
+    // from memory: 4% of the roofline where every pass did that).
+    void unstreamed(const std::function<void()> &f);
 
     // Walks the columns of the tile from the nb row pointers (reg_p0, p1,
     // p2, p3), restoring them afterwards. skewed, when given, first takes
@@ -115,11 +119,12 @@ private:
     // a small batch's reduced N, not a group() and the rest in a second
     // round trip through the running max. Zen 4, same-run A/Bs, % of the
     // roofline, f32 NCHW 14x14 maps reducing N: 10 rows at 25 MB 60 ->
-    // 80-85, 12 rows at 6 MB 77-82 -> 89-97, 12 x 166 x 56 x 56 64 -> 76-78;
-    // capped to AVX2, 5-7 rows 51-66 -> 74-87. 16-bit AVX-512 keeps two
-    // groups (its passes of 9-15 rows, as 8 and the rest, read at 4% of
-    // the roofline from half the L3 on: not understood).
-    int rest_from() const { return skews() && raw16() ? group() : max_group(); }
+    // 80-85, 12 rows at 6 MB 77-82 -> 89-97, 12 x 166 x 56 x 56 64 ->
+    // 76-78; capped to AVX2, 5-7 rows 51-66 -> 74-87. AVX-512's 16-bit
+    // passes of 9-15 rows (a group of 8, then one of the rest) read from
+    // +10 to -15 points (bf16 NCHW 14 x 1139 x 14 x 14 reducing N and W,
+    // slabs of 14 rows, 66-68 -> 51-54): they keep two passes.
+    int rest_from() const { return raw16() && is512() ? group() : max_group(); }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:

@@ -42,7 +42,7 @@ void vertical_generator::group_body(mode m, int g, bool fresh) {
     if (raw16() && g > 8) {
         // AVX-512, a 16-row pass: two groups of 8, the second joining the
         // first's output.
-        group_body_raw_checked(m, 8, fresh);
+        unstreamed([&] { group_body_raw_checked(m, 8, fresh); });
         group_body_raw_checked(m, 8, false, true);
         return;
     }
@@ -103,8 +103,9 @@ void vertical_generator::group_body_raw_checked(mode m, int g, bool fresh, bool 
 }
 
 void vertical_generator::group_body_raw_split(mode m, int g, bool fresh, bool upper) {
-    group_body_raw(m, std::min(g, group()), fresh, upper);
-    if (g > group()) group_body_raw(m, g - group(), false, true);
+    if (g <= group()) return group_body_raw(m, g, fresh, upper);
+    unstreamed([&] { group_body_raw(m, group(), fresh, upper); });
+    group_body_raw(m, g - group(), false, true);
 }
 
 void vertical_generator::ld16(mode m, const Xmm &x, const Address &a) {
