@@ -67,9 +67,17 @@ void vertical_generator::generate() {
     pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
     ret();
     if (skews()) {
+        skew_w_ = skew_rows();
         L(l_skewed_);
         skewed_blocks(false);
         ret();
+        if (skews8()) {
+            skew_w_ = 8;
+            L(l_skewed8_);
+            skewed_blocks(false);
+            ret();
+            skew_w_ = skew_rows();
+        }
         if (raw16()) {
             L(l_skewed_neg_);
             skewed_blocks(true);
@@ -186,7 +194,7 @@ void vertical_generator::pass(int g, bool fresh) {
     mov(reg_to, reg_scr);
     cmp(reg_rows, g);
     cmove(reg_to, reg_tdst);
-    const bool skewed = skews() && g == skew_rows();
+    const bool skewed = skews() && (g == skew_rows() || (g == 8 && skews8()));
     // The skewed blocks always join a running max: a fresh pass gives
     // them row 0 for it (its max with the rows is theirs), so that
     // one copy of the blocks serves every pass.
@@ -220,7 +228,7 @@ void vertical_generator::pass(int g, bool fresh) {
         past_rows(reg_next, g);
     }
     columns([&](mode m) { group_body(m, g, fresh); }, nb,
-            skewed ? std::function<void()>([&] { call_skewed(); }) : nullptr);
+            skewed ? std::function<void()>([&] { call_skewed(g); }) : nullptr);
     if (next_pass_straight()) pop(reg_next);
     if (chains16) {
         // A negative NaN in the skewed blocks' rows: the pass again, exactly

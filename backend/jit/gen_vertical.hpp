@@ -48,6 +48,7 @@ private:
 
     enum class mode { full, tail, scalar };
     Label l_skewed_;  // skewed_blocks(), a subroutine of the full passes
+    Label l_skewed8_;  // f32 AVX-512: the same, 8 rows skewed by 8
     Label l_skewed_neg_;  // 16-bit: skewed_blocks(true)
 
     Xmm v(int i) const { return vmm(i); }
@@ -88,7 +89,8 @@ private:
     // counts them off (flags set by that sub).
     void advance(int nb, int n);
 
-    // Full passes of skew_rows() rows (AVX-512 16, f32 AVX2 8) read them
+    // Full passes of skew_rows() rows (AVX-512 16, f32 AVX2 8; AVX-512
+    // f32 also 8, skews8()) read them
     // skewed: in step t, row r reads column vector
     // t - r, so the step's loads lie in different L1 sets even when the
     // rows are a multiple of 4 KiB apart (a channels-last batch, a
@@ -110,6 +112,13 @@ private:
     // row vector, not 1).
     bool nan_by_flags() const { return !raw16(); }
     int skew_rows() const { return is512() ? 16 : 8; }
+    // AVX-512 f32 passes of exactly 8 rows (a batch of 8's reduced N, the
+    // 8 left past passes of 16) go skewed by 8 too (l_skewed8_). Zen 4,
+    // same-run A/Bs, % of the roofline, f32 NCHW 14x14 maps reducing N at
+    // 25 MB: 8 rows 82-86 -> 85-88, at 6 MB 87-89 -> 92-93; 24 rows 69-76
+    // -> 74-87; reducing N and H or W (outer_first.hpp) 62-67 -> 66-71.
+    bool skews8() const { return is512() && !raw16(); }
+    int skew_w_ = 0;  // the skew of the subroutine being emitted
     // AVX2's 16-bit passes (the only ones not skewed) take 8 rows, checked
     // (group_body_raw_checked), and the rows left past them one pass of
     // exactly that many.
@@ -133,7 +142,7 @@ private:
     void skewed_blocks(bool neg);
     // The full pass's call of the skewed blocks (16-bit: in the mode
     // k_neg_mode asks for).
-    void call_skewed();
+    void call_skewed(int g);
 
     // skew_rows() steps from the pointers' column t0 (a multiple of
     // skew_rows() vectors): row r reads vector t0 + i - r, which the first

@@ -8,8 +8,8 @@ namespace crest::impl::jit {
 
 using namespace Xbyak;
 
-void vertical_generator::call_skewed() {
-    if (!raw16()) return call(l_skewed_);
+void vertical_generator::call_skewed(int g) {
+    if (!raw16()) return call(g == skew_rows() ? l_skewed_ : l_skewed8_);
     Label l_neg, l_done;
     kortestd(k_neg_mode, k_neg_mode);
     jnz(l_neg, T_NEAR);
@@ -21,15 +21,15 @@ void vertical_generator::call_skewed() {
 }
 
 void vertical_generator::skewed_blocks(bool neg) {
-    const int cols = skew_rows() * step();
-    const int nb = skew_rows() / half();
+    const int cols = skew_w_ * step();
+    const int nb = skew_w_ / half();
     Label l_none, l_full, l_last;
     // The next pass's rows start skew_rows() rows on, right after this
     // pass's.
     if (cfg_.prefetch_pass) {
         push(reg_next);
         mov(reg_next, reg_p0);
-        past_rows(reg_next, skew_rows());
+        past_rows(reg_next, skew_w_);
     }
     cmp(reg_cnt, cols);
     jl(l_none, T_NEAR);
@@ -48,7 +48,7 @@ void vertical_generator::skewed_blocks(bool neg) {
 }
 
 void vertical_generator::skewed_block(block b, bool neg) {
-    const int W = skew_rows(), vbytes = step() * ssz();
+    const int W = skew_w_, vbytes = step() * ssz();
     int next_lines = 0;  // prefetch_pass: lines past reg_next so far
     for (int i = 0; i < (b == block::last ? W - 1 : W); ++i) {
         for (int r = 0; r < W; ++r) {
