@@ -116,7 +116,9 @@ void vertical_generator::tile() {
     jne(l_rest, T_NEAR);
     // Passes of max_group() rows, then of rest_from() rows, then one of
     // the rows left (fewer than rest_from()): at most two passes past the
-    // full ones, each one round trip through the running max.
+    // full ones, each one round trip through the running max. f32 rows
+    // far enough apart in L1's sets take the rows left in one pass
+    // (straight_rest()).
     auto passes_below = [&](int from, bool fresh, Label &done) {
         for (int g = from; g >= 1; --g) {
             Label l_other;
@@ -127,11 +129,24 @@ void vertical_generator::tile() {
             L(l_other);
         }
     };
+    auto straight_rest_if_apart = [&](bool fresh, Label &done) {
+        if (!straight_rest()) return;
+        // Up to 8 rows fit an L1 set's ways wherever they fall (AVX2's
+        // 5-7); more go straight only where their lines spread out.
+        Label l_same_sets;
+        if (max_group() - 1 > 8) {
+            test(reg_rs, 2048 - 64);  // a multiple of 2 KiB, give or take a line
+            jz(l_same_sets, T_NEAR);
+        }
+        passes_below(max_group() - 1, fresh, done);
+        L(l_same_sets);
+    };
     {
         Label l_fresh_done;
         std::vector<int> sizes {max_group()};
         if (rest_from() < max_group()) sizes.push_back(rest_from());
         for (int g : sizes) {
+            if (g < max_group()) straight_rest_if_apart(true, l_fresh_done);
             Label l_smaller;
             cmp(reg_rows, g);
             jl(l_smaller, T_NEAR);
@@ -159,6 +174,7 @@ void vertical_generator::tile() {
     jmp(l_full_groups, T_NEAR);
     L(l_tail_groups);
     if (rest_from() < max_group()) {
+        straight_rest_if_apart(false, l_done);
         Label l_smaller;
         cmp(reg_rows, rest_from());
         jl(l_smaller, T_NEAR);

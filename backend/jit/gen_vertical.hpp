@@ -123,17 +123,23 @@ private:
     // (group_body_raw_checked), and the rows left past them one pass of
     // exactly that many.
     int max_group() const { return skews() ? skew_rows() : 8; }
-    // Passes of fewer rows than this take exactly the rows left. f32: all
-    // of them below max_group(), one pass for the 9-15 (AVX2 5-7) rows of
-    // a small batch's reduced N, not a group() and the rest in a second
-    // round trip through the running max. Zen 4, same-run A/Bs, % of the
-    // roofline, f32 NCHW 14x14 maps reducing N: 10 rows at 25 MB 60 ->
-    // 80-85, 12 rows at 6 MB 77-82 -> 89-97, 12 x 166 x 56 x 56 64 ->
-    // 76-78; capped to AVX2, 5-7 rows 51-66 -> 74-87. AVX-512's 16-bit
-    // passes of 9-15 rows (a group of 8, then one of the rest) read from
-    // +10 to -15 points (bf16 NCHW 14 x 1139 x 14 x 14 reducing N and W,
-    // slabs of 14 rows, 66-68 -> 51-54): they keep two passes.
-    int rest_from() const { return raw16() && is512() ? group() : max_group(); }
+    // Passes of fewer rows than this take exactly the rows left.
+    int rest_from() const { return skews() ? group() : max_group(); }
+    // f32: the rows left below max_group() go in one straight pass (on
+    // AVX-512 where the rows' stride is not a multiple of 2 KiB, give or
+    // take a line: a run-time test), the 9-15 (AVX2 5-7) rows of a small batch's
+    // reduced N, not group() and the rest in a second round trip through
+    // the running max. Zen 4, same-run A/Bs, % of the roofline, f32 NCHW
+    // 14x14 maps reducing N: 10 rows at 25 MB 60 -> 80-85, 12 rows at 6
+    // MB 76-81 -> 93, 14 rows reducing N and W 51-55 -> 61-67; capped to
+    // AVX2, 5-7 rows 51-66 -> 74-87. At such strides straight rows share
+    // L1 sets: channels-last 2x1024x14x14 reducing H (rows 56 KiB apart)
+    // read 84-86% in 8 + 6 rows and 58-61% in one pass of 14; AVX2's 6
+    // such rows 76-78% in 4 + 2 and 93-94% in one pass. 16-bit
+    // passes keep group() and the rest: as one pass they read +10 to
+    // -15 points (bf16 NCHW 14 x 1139 x 14 x 14 reducing N and W, slabs
+    // of 14 rows, 66-68 -> 51-54).
+    bool straight_rest() const { return skews() && !raw16(); }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:

@@ -185,17 +185,20 @@ TEST_P(JitColumns, SixteenRowPassesKeepEveryRowAndNaN) {
 }
 
 // Rows left past the full passes go in one pass of exactly that many
-// (gen_vertical.cpp, tile()): odd counts included, a NaN of either sign in
-// each row of such a pass (column c holds it in row c % rows), fresh and
-// accumulating, negative data.
+// (gen_vertical.cpp, tile()), or for AVX-512 f32 rows a multiple of 2 KiB apart
+// (1024 columns) a pass of group() and one of the rest: odd counts
+// included, a NaN of either sign in each row of such a pass (column c
+// holds it in row c % rows), fresh and accumulating, negative data.
 TEST_P(JitColumns, PassesOfAnyRowCount) {
     uint32_t seed = 900;
-    for (int64_t rows : {3, 5, 6, 7, 9, 11, 13, 15, 19, 23, 29}) {
-        for (bool acc : {false, true}) {
-            run(family_t::vert_tile, 300, rows, acc, {}, {}, seed++);
-            std::vector<std::pair<int64_t, int64_t>> at;
-            for (int64_t c = 0; c < rows; ++c) at.push_back({c % 3, c});
-            run(family_t::vert_tile, 300, rows, acc, at, {}, seed++);
+    for (int64_t ncols : {300, 1024}) {
+        for (int64_t rows : {3, 5, 6, 7, 9, 11, 13, 15, 19, 23, 29}) {
+            for (bool acc : {false, true}) {
+                run(family_t::vert_tile, ncols, rows, acc, {}, {}, seed++);
+                std::vector<std::pair<int64_t, int64_t>> at;
+                for (int64_t c = 0; c < rows; ++c) at.push_back({c % 3, c});
+                run(family_t::vert_tile, ncols, rows, acc, at, {}, seed++);
+            }
         }
     }
     const uint32_t sign = dt() == data_type::f32 ? 0x80000000u : 0x8000u;
