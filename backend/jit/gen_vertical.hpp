@@ -90,9 +90,8 @@ private:
     void advance(int nb, int n);
 
     // Full passes of skew_rows() rows (AVX-512 16, f32 AVX2 8; AVX-512
-    // f32 also 8, skews8()) read them
-    // skewed: in step t, row r reads column vector
-    // t - r, so the step's loads lie in different L1 sets even when the
+    // f32 also 8, skews8()) read them skewed: in step t, row r reads
+    // column vector t - r, so the step's loads lie in different L1 sets even when the
     // rows are a multiple of 4 KiB apart (a channels-last batch, a
     // power-of-two row), where 8 rows of one column filled a set and
     // evicted what the prefetchers brought. Column j gathers its rows in
@@ -127,9 +126,9 @@ private:
     int rest_from() const { return skews() ? group() : max_group(); }
     // f32: the rows left below max_group() go in one straight pass (on
     // AVX-512 where the rows' stride is not a multiple of 2 KiB, give or
-    // take a line: a run-time test), the 9-15 (AVX2 5-7) rows of a small batch's
-    // reduced N, not group() and the rest in a second round trip through
-    // the running max. Zen 4, same-run A/Bs, % of the roofline, f32 NCHW
+    // take a line: a run-time test), the 9-15 (AVX2 5-7) rows of a small
+    // batch's reduced N, not group() and the rest in a second round trip
+    // through the running max. Zen 4, same-run A/Bs, % of the roofline, f32 NCHW
     // 14x14 maps reducing N: 10 rows at 25 MB 60 -> 80-85, 12 rows at 6
     // MB 76-81 -> 93, 14 rows reducing N and W 51-55 -> 61-67; capped to
     // AVX2, 5-7 rows 51-66 -> 74-87. At such strides straight rows share

@@ -24,7 +24,7 @@ void vertical_generator::skewed_blocks(bool neg) {
     const int cols = skew_w_ * step();
     const int nb = skew_w_ / half();
     Label l_none, l_full, l_last;
-    // The next pass's rows start skew_rows() rows on, right after this
+    // The next pass's rows start skew_w_ rows on, right after this
     // pass's.
     if (cfg_.prefetch_pass) {
         push(reg_next);

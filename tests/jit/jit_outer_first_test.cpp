@@ -136,9 +136,10 @@ TEST(JitOuterFirst, Eligibility) {
     EXPECT_FALSE(split({64, 512, 14, 14}, 0b1001, {512 * 14 * 16, 14 * 16, 16, 1}));
 }
 
-// The pieces' outer stage writes a stack buffer that the block's stage
-// reads at once: its plan must not stream dst, where the same problem
-// alone (src from half the L3, a tile of under 16 rows) does.
+// keep_dst_cached, which the pieces' outer plan goes through (its stack
+// buffer is read by the block's stage at once): an 8-row plan past half
+// the L3 streams dst (a tile of under 16 rows); after it no kernel of
+// the plan does.
 TEST(JitOuterFirst, PiecesKeepTheBufferCached) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const int64_t cols = planned_l3_bytes() / 8 / 4 + 4096;  // 8 rows past half the L3
