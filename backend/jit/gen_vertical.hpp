@@ -124,21 +124,26 @@ private:
     int max_group() const { return skews() ? skew_rows() : 8; }
     // Passes of fewer rows than this take exactly the rows left.
     int rest_from() const { return skews() ? group() : max_group(); }
-    // f32: the rows left below max_group() go in one straight pass (on
+    // The rows left below max_group() go in one straight pass (on
     // AVX-512 where the rows' stride is not a multiple of 2 KiB, give or
     // take a line: a run-time test), the 9-15 (AVX2 5-7) rows of a small
-    // batch's reduced N, not group() and the rest in a second round trip
-    // through the running max. Zen 4, same-run A/Bs, % of the roofline, f32 NCHW
-    // 14x14 maps reducing N: 10 rows at 25 MB 60 -> 80-85, 12 rows at 6
-    // MB 76-81 -> 93, 14 rows reducing N and W 51-55 -> 61-67; capped to
+    // batch's reduced N, not group() and the rest in a second round
+    // trip through the running max. Zen 4, same-run A/Bs, % of the
+    // roofline, f32 NCHW 14x14 maps reducing N: 10 rows at 25 MB 60 ->
+    // 80-85, 12 rows at 6 MB 76-81 -> 93, 14 rows reducing N and W 51-55
+    // -> 61-67; capped to
     // AVX2, 5-7 rows 51-66 -> 74-87. At such strides straight rows share
     // L1 sets: channels-last 2x1024x14x14 reducing H (rows 56 KiB apart)
     // read 84-86% in 8 + 6 rows and 58-61% in one pass of 14; AVX2's 6
-    // such rows 76-78% in 4 + 2 and 93-94% in one pass. 16-bit
-    // passes keep group() and the rest: as one pass they read +10 to
-    // -15 points (bf16 NCHW 14 x 1139 x 14 x 14 reducing N and W, slabs
-    // of 14 rows, 66-68 -> 51-54).
-    bool straight_rest() const { return skews() && !raw16(); }
+    // such rows 76-78% in 4 + 2 and 93-94% in one pass. AVX-512's 16-bit
+    // tiles too (a group of 8 and one of the rest joining it), but not
+    // those that stream dst or prefetch: with those copies of the passes
+    // the kernel outgrows its code buffer. bf16 12x1275x14x14 reducing
+    // N 75 -> 83, f16 12x79x56x56 76-77 -> 88, NCHW reducing N and W
+    // (slabs of 13-14 rows) bf16 67-69 -> 76-78, f16 69 -> 74-77.
+    bool straight_rest() const {
+        return skews() && (!raw16() || !(cfg_.stream_dst || cfg_.prefetch || cfg_.prefetch_pass));
+    }
     enum class block { first, full, last };
 
     // Whole blocks of skew_rows() vectors of columns, if the tile has one:
@@ -270,9 +275,9 @@ private:
     // negatives only, or a negative NaN, redoes its rows with the three
     // statistics (group_body_raw_split); the unsigned min tree is skipped
     // otherwise. Junk lanes of a masked tail (-inf) do not count.
-    // upper (AVX-512's 16-row passes, g = 8): rows 8-15, joining what rows
-    // 0-7 wrote at [reg_pd + reg_to]; the statistics take two registers a
-    // row. AVX2 (whole vectors, since session 20): up to 8 rows in ymm
+    // upper (AVX-512's passes of 9-16 rows, g the rows past 8): rows 8
+    // on, joining what rows 0-7 wrote at [reg_pd + reg_to]; the
+    // statistics take two registers a row. AVX2 (whole vectors, since session 20): up to 8 rows in ymm
     // 0-7, their unsigned-max pairs in ymm 8-11, the running max in ymm
     // 14 (2 ops a row against the exact groups' 3, and one round trip
     // through the running max a pass of up to 8 rows against 4).

@@ -40,10 +40,10 @@ void vertical_generator::prefetch_rows(mode m, int g) {
 void vertical_generator::group_body(mode m, int g, bool fresh) {
     prefetch_rows(m, g);
     if (raw16() && g > 8) {
-        // AVX-512, a 16-row pass: two groups of 8, the second joining the
-        // first's output.
+        // AVX-512, a pass of 9-16 rows: a group of 8, then one of the
+        // rest joining its output.
         unstreamed([&] { group_body_raw_checked(m, 8, fresh); });
-        group_body_raw_checked(m, 8, false, true);
+        group_body_raw_checked(m, g - 8, false, true);
         return;
     }
     // AVX2 checks passes of 2-8 rows over whole vectors; one row, and
