@@ -67,20 +67,17 @@ void vertical_generator::generate() {
     pop(r15); pop(r14); pop(r13); pop(r12); pop(rbp); pop(rbx);
     ret();
     if (skews()) {
-        skew_w_ = skew_rows();
         L(l_skewed_);
-        skewed_blocks(false);
+        skewed_blocks(false, skew_rows());
         ret();
         if (skews8()) {
-            skew_w_ = 8;
             L(l_skewed8_);
-            skewed_blocks(false);
+            skewed_blocks(false, 8);
             ret();
-            skew_w_ = skew_rows();
         }
         if (raw16()) {
             L(l_skewed_neg_);
-            skewed_blocks(true);
+            skewed_blocks(true, skew_rows());
             ret();
             exact_column16();
         }
@@ -116,8 +113,8 @@ void vertical_generator::tile() {
     jne(l_rest, T_NEAR);
     // Passes of max_group() rows, then of rest_from() rows, then one of
     // the rows left (fewer than rest_from()): at most two passes past the
-    // full ones, each one round trip through the running max. f32 rows
-    // far enough apart in L1's sets take the rows left in one pass
+    // full ones, each one round trip through the running max. Rows far
+    // enough apart in L1's sets take the rows left in one pass
     // (straight_rest()).
     auto passes_below = [&](int from, bool fresh, Label &done) {
         for (int g = from; g >= 1; --g) {

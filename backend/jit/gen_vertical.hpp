@@ -91,8 +91,8 @@ private:
 
     // Full passes of skew_rows() rows (AVX-512 16, f32 AVX2 8; AVX-512
     // f32 also 8, skews8()) read them skewed: in step t, row r reads
-    // column vector t - r, so the step's loads lie in different L1 sets even when the
-    // rows are a multiple of 4 KiB apart (a channels-last batch, a
+    // column vector t - r, so the step's loads lie in different L1 sets
+    // even when the rows are a multiple of 4 KiB apart (a channels-last batch, a
     // power-of-two row), where 8 rows of one column filled a set and
     // evicted what the prefetchers brought. Column j gathers its rows in
     // register j % W and is done W - 1 steps after it began. A C++ model on
@@ -117,7 +117,6 @@ private:
     // 25 MB: 8 rows 82-86 -> 85-88, at 6 MB 87-89 -> 92-93; 24 rows 69-76
     // -> 74-87; reducing N and H or W (outer_first.hpp) 62-67 -> 66-71.
     bool skews8() const { return is512() && !raw16(); }
-    int skew_w_ = 0;  // the skew of the subroutine being emitted
     // AVX2's 16-bit passes (the only ones not skewed) take 8 rows, checked
     // (group_body_raw_checked), and the rows left past them one pass of
     // exactly that many.
@@ -131,8 +130,7 @@ private:
     // trip through the running max. Zen 4, same-run A/Bs, % of the
     // roofline, f32 NCHW 14x14 maps reducing N: 10 rows at 25 MB 60 ->
     // 80-85, 12 rows at 6 MB 76-81 -> 93, 14 rows reducing N and W 51-55
-    // -> 61-67; capped to
-    // AVX2, 5-7 rows 51-66 -> 74-87. At such strides straight rows share
+    // -> 61-67; capped to AVX2, 5-7 rows 51-66 -> 74-87. At such strides straight rows share
     // L1 sets: channels-last 2x1024x14x14 reducing H (rows 56 KiB apart)
     // read 84-86% in 8 + 6 rows and 58-61% in one pass of 14; AVX2's 6
     // such rows 76-78% in 4 + 2 and 93-94% in one pass. AVX-512's 16-bit
@@ -146,20 +144,21 @@ private:
     }
     enum class block { first, full, last };
 
-    // Whole blocks of skew_rows() vectors of columns, if the tile has one:
-    // a first block that starts the pipeline, full blocks, and a last that
-    // drains it; the pointers end past the blocks, reg_cnt counts the rest.
-    void skewed_blocks(bool neg);
+    // Whole blocks of W (the rows skewed: skew_rows(), or 8) vectors of
+    // columns, if the tile has one: a first block that starts the
+    // pipeline, full blocks, and a last that drains it; the pointers end
+    // past the blocks, reg_cnt counts the rest.
+    void skewed_blocks(bool neg, int W);
     // The full pass's call of the skewed blocks (16-bit: in the mode
     // k_neg_mode asks for).
     void call_skewed(int g);
 
-    // skew_rows() steps from the pointers' column t0 (a multiple of
-    // skew_rows() vectors): row r reads vector t0 + i - r, which the first
-    // block lacks for r > i and the last block (i < skew_rows() - 1) already
-    // read for r <= i. A column's first row loads into its register, the
-    // others go through a temporary, paired for the NaN check (pass()).
-    void skewed_block(block b, bool neg);
+    // W steps from the pointers' column t0 (a multiple of W vectors): row
+    // r reads vector t0 + i - r, which the first block lacks for r > i and
+    // the last block (i < W - 1) already read for r <= i. A column's first
+    // row loads into its register, the others go through a temporary,
+    // paired for the NaN check (pass()).
+    void skewed_block(block b, bool neg, int W);
 
     // 16-bit skewed columns keep the signed max in v(slot); the rows'
     // unsigned max goes into the pass's umax_chain()s, tested after the
@@ -277,8 +276,8 @@ private:
     // otherwise. Junk lanes of a masked tail (-inf) do not count.
     // upper (AVX-512's passes of 9-16 rows, g the rows past 8): rows 8
     // on, joining what rows 0-7 wrote at [reg_pd + reg_to]; the
-    // statistics take two registers a row. AVX2 (whole vectors, since session 20): up to 8 rows in ymm
-    // 0-7, their unsigned-max pairs in ymm 8-11, the running max in ymm
+    // statistics take two registers a row. AVX2 (whole vectors, since
+    // session 20): up to 8 rows in ymm 0-7, their unsigned-max pairs in ymm 8-11, the running max in ymm
     // 14 (2 ops a row against the exact groups' 3, and one round trip
     // through the running max a pass of up to 8 rows against 4).
     void group_body_raw_checked(mode m, int g, bool fresh, bool upper = false);

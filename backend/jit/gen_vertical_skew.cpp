@@ -20,35 +20,35 @@ void vertical_generator::call_skewed(int g) {
     L(l_done);
 }
 
-void vertical_generator::skewed_blocks(bool neg) {
-    const int cols = skew_w_ * step();
-    const int nb = skew_w_ / half();
+void vertical_generator::skewed_blocks(bool neg, int W) {
+    const int cols = W * step();
+    const int nb = W / half();
     Label l_none, l_full, l_last;
-    // The next pass's rows start skew_w_ rows on, right after this
+    // The next pass's rows start W rows on, right after this
     // pass's.
     if (cfg_.prefetch_pass) {
         push(reg_next);
         mov(reg_next, reg_p0);
-        past_rows(reg_next, skew_w_);
+        past_rows(reg_next, W);
     }
     cmp(reg_cnt, cols);
     jl(l_none, T_NEAR);
-    skewed_block(block::first, neg);
+    skewed_block(block::first, neg, W);
     advance(nb, cols);
     L(l_full);
     cmp(reg_cnt, cols);
     jl(l_last, T_NEAR);
-    skewed_block(block::full, neg);
+    skewed_block(block::full, neg, W);
     advance(nb, cols);
     jmp(l_full, T_NEAR);
     L(l_last);
-    skewed_block(block::last, neg);
+    skewed_block(block::last, neg, W);
     L(l_none);
     if (cfg_.prefetch_pass) pop(reg_next);
 }
 
-void vertical_generator::skewed_block(block b, bool neg) {
-    const int W = skew_w_, vbytes = step() * ssz();
+void vertical_generator::skewed_block(block b, bool neg, int W) {
+    const int vbytes = step() * ssz();
     int next_lines = 0;  // prefetch_pass: lines past reg_next so far
     for (int i = 0; i < (b == block::last ? W - 1 : W); ++i) {
         for (int r = 0; r < W; ++r) {
