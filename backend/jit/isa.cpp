@@ -7,11 +7,10 @@
 
 #include <unistd.h>
 
+#include <cpuid.h>
 #if __has_include(<sys/platform/x86.h>)
 #include <sys/platform/x86.h>  // glibc >= 2.33
 #define CREST_HAVE_GLIBC_CPU_FEATURES 1
-#else
-#include <cpuid.h>
 #endif
 
 #include "backend/jit/jit_backend.hpp"
@@ -115,17 +114,51 @@ int64_t sysfs_l3_bytes() {
     }
     return 0;
 }
+
+// AMD's own view of the L3 one core shares: CPUID leaf 0x8000001D's
+// level-3 entry (with topology extensions). 0 when not reported, as under
+// hypervisors that zero the leaf.
+int64_t amd_cpuid_l3_bytes() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x8000001D) return 0;
+    __cpuid(0x80000001, a, b, c, d);
+    if (!((c >> 22) & 1u)) return 0;  // no topology extensions
+    for (unsigned i = 0; i < 8; ++i) {
+        __cpuid_count(0x8000001D, i, a, b, c, d);
+        if ((a & 31u) == 0) break;  // no more caches
+        if (((a >> 5) & 7u) != 3) continue;
+        const int64_t ways = ((b >> 22) & 0x3ff) + 1, parts = ((b >> 12) & 0x3ff) + 1,
+                      line = (b & 0xfff) + 1, sets = int64_t(c) + 1;
+        return ways * parts * line * sets;
+    }
+    return 0;
+}
 } // namespace
 
+int64_t pick_l3_bytes(int64_t sysfs, int64_t amd_topology, int64_t sysconf_bytes) {
+    // The kernel's answer first, then AMD's CPUID leaf of the cache
+    // topology, then glibc's sysconf: it reports what CPUID leaf
+    // 0x80000006 says, on AMD EPYC the whole socket's L3 (320 MiB on the
+    // Zen 4 VM of session 8; 508 MiB on the Zen 5 VM of session 32, which
+    // has neither sysfs cache entries nor leaf 0x8000001D). There it is
+    // kept: the from-memory rules that a smaller L3 turns on (prefetch,
+    // 16-bit loads into both statistics, non-temporal stores) were tuned
+    // on Zen 4 and read worse on that Zen 5 at 25-200 MB, whose two vCPUs
+    // each have an L3 of their own (doc/performance.md, session 32).
+    if (sysfs > 0) return sysfs;
+    if (amd_topology > 0) return amd_topology;
+    return sysconf_bytes > 0 ? sysconf_bytes : 0;
+}
+
 int64_t l3_cache_bytes() {
-    // Once per process. The kernel's answer first: glibc's sysconf reports
-    // what CPUID leaf 0x80000006 says, on AMD EPYC the whole socket's L3
-    // (320 MiB on the Zen 4 VM of session 8, where one CCX, the cache these
-    // cores share, has 32 MiB).
-    static const int64_t bytes = [] {
-        if (const int64_t b = sysfs_l3_bytes()) return b;
-        const long b = ::sysconf(_SC_LEVEL3_CACHE_SIZE);
-        return b > 0 ? static_cast<int64_t>(b) : int64_t {0};
+    static const int64_t bytes = [] {  // once per process
+        if (const char *env = std::getenv("CREST_L3_BYTES")) {
+            char *end = nullptr;
+            const long long b = std::strtoll(env, &end, 10);
+            if (end != env && *end == '\0' && b > 0) return static_cast<int64_t>(b);
+        }
+        return pick_l3_bytes(
+                sysfs_l3_bytes(), amd_cpuid_l3_bytes(), ::sysconf(_SC_LEVEL3_CACHE_SIZE));
     }();
     return bytes;
 }

@@ -13,10 +13,14 @@ namespace crest::impl::jit {
 isa_t cpu_isa();
 // cpu_isa() capped by the testing override, else by CREST_MAX_CPU_ISA.
 isa_t max_isa();
-// Bytes of one L3 instance, the cache these cores share (detected once,
-// on the first call, from Linux's sysfs, else the C library); 0 when
-// unknown.
+// Bytes of one L3 instance, the cache these cores share, once per process:
+// CREST_L3_BYTES when set to a positive number, else pick_l3_bytes of what
+// the machine reports; 0 when unknown.
 int64_t l3_cache_bytes();
+// The L3's size from the machine's reports, each 0 (or less) when it is
+// silent, the most specific first: Linux's sysfs, AMD's CPUID
+// cache-topology leaf, glibc's sysconf.
+int64_t pick_l3_bytes(int64_t sysfs, int64_t amd_topology, int64_t sysconf_bytes);
 // The L3's size the plans go by: l3_cache_bytes(), or 32 MiB where that
 // is unknown.
 inline int64_t planned_l3_bytes() {

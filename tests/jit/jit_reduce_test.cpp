@@ -5,6 +5,8 @@
 // zero-size dims, rank 0 to 12, empty mask.
 #include "tests/jit/jit_reduce_fixture.hpp"
 
+#include <cstdlib>
+
 #include <xbyak/xbyak_util.h>
 
 namespace crest::impl::jit::test {
@@ -555,6 +557,24 @@ TEST(JitIsa, DetectionMatchesXbyakProbe) {
     else if (cpu.has(C::tAVX2) && cpu.has(C::tF16C))
         want = isa_t::avx2;
     EXPECT_STREQ(isa_name(cpu_isa()), isa_name(want));
+}
+
+// The L3 the plans go by: sysfs, then AMD's topology leaf, then sysconf.
+TEST(JitIsa, L3SizeFromTheMostSpecificSource) {
+    const int64_t MiB = int64_t(1) << 20;
+    EXPECT_EQ(pick_l3_bytes(32 * MiB, 16 * MiB, 508 * MiB), 32 * MiB);
+    EXPECT_EQ(pick_l3_bytes(0, 16 * MiB, 508 * MiB), 16 * MiB);
+    EXPECT_EQ(pick_l3_bytes(0, 0, 508 * MiB), 508 * MiB);
+    EXPECT_EQ(pick_l3_bytes(0, 0, -1), 0);
+    EXPECT_EQ(pick_l3_bytes(0, 0, 0), 0);
+}
+
+// CREST_L3_BYTES, read once per process, overrides what the machine
+// reports (CTest runs this with it set: JitIsa.L3SizeSetByEnvironment).
+TEST(JitIsa, L3SizeOverriddenByEnvironment) {
+    const char *env = std::getenv("CREST_L3_BYTES");
+    if (!env) GTEST_SKIP() << "CREST_L3_BYTES is not set";
+    EXPECT_EQ(l3_cache_bytes(), std::atoll(env));
 }
 
 } // namespace
