@@ -13,11 +13,20 @@ jit_fn generate_inner(const kernel_config &cfg, code_buffer &buf);
 jit_fn generate_vertical(const kernel_config &cfg, code_buffer &buf);
 jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf);
 
-// Inner reductions with rows up to this long fold 16 outputs at once
-// (AVX-512): there the lane folding per output costs as much as its row.
-// 16-bit types stop earlier: their per-output loop is cheaper per element.
-inline int64_t inner_block_max_n(data_type dt) {
-    return dt == data_type::f32 ? 256 : 64;
+// Inner reductions with rows up to this long fold a vector of outputs at
+// once: there the lane folding per output costs as much as its row.
+inline int64_t inner_block_max_n(data_type) { return 256; }
+// Whether rows of n elements go by the blocks (up to inner_block_max_n).
+// 16-bit rows past 64 elements do only in whole lines (64 bytes): on Zen 5
+// (session 32, bg_runs.sh 4 rounds, % of the roofline, per-output loop ->
+// blocks) bf16 rows of 96 at 8 MiB 58-81 -> 86-128, f16 channels-last
+// rows of 96 at 19 MiB 80-88 -> 99-112, rows of 256 at 98 MiB alike
+// (76-96, 71-84); capped to AVX2, f16 rows of 128 64-67 -> 80-81 (2
+// rounds). Other lengths moved either way (rows of 200 at 8 MiB 64-70 ->
+// 55-57, of 72 40 -> 49).
+inline bool inner_blocks_take(data_type dt, int64_t n) {
+    if (n > inner_block_max_n(dt)) return false;
+    return dt == data_type::f32 || n <= 64 || n % 32 == 0;
 }
 
 // Rows of n elements the inner kernels take as tiny rows, a vector of

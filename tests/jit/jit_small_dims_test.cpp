@@ -161,7 +161,7 @@ TEST_P(JitReduce, FewColumns) {
 }
 
 // AVX2 plans rows of 2-7 as tiny rows (kernel_config::block_n; bf16/f16
-// widened to f32), rows of up to inner_block_max_n past them as blocks
+// widened to f32), the rows inner_blocks_take past them as blocks
 // (whole vectors, or an overlapping last vector), and the rest one output
 // at a time; planned for AVX2 whatever this machine runs.
 TEST(JitPlan, Avx2TakesTinyRows) {
@@ -180,6 +180,10 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::bf16, 12), 12);
     EXPECT_EQ(block_n(data_type::f16, 63), 63);
     EXPECT_EQ(block_n(data_type::f16, 65), 0);
+    EXPECT_EQ(block_n(data_type::bf16, 96), 96);   // whole lines up to 256
+    EXPECT_EQ(block_n(data_type::f16, 256), 256);
+    EXPECT_EQ(block_n(data_type::bf16, 200), 0);
+    EXPECT_EQ(block_n(data_type::f16, 288), 0);
 }
 
 // From two thirds of the L3's size on, AVX-512's 16-bit two-stage plans over rows
