@@ -20,7 +20,7 @@ bg=${BENCHGRAPH:-$root/build/tools/benchgraph/benchgraph}
 for d in "$@"; do
   lib=$(cd "$d" && pwd)/libcrest.so
   [ -f "$lib" ] || { echo "no libcrest.so in $d" >&2; exit 2; }
-  LD_LIBRARY_PATH=$(dirname "$lib") ldd "$bg" | grep -qF "$lib" \
+  LD_LIBRARY_PATH=$(dirname "$lib") ldd "$bg" | grep -F "$lib" >/dev/null \
     || { echo "benchgraph would not load $lib" >&2; exit 2; }
 done
 cd "$root/benchdnn_inputs/graph"

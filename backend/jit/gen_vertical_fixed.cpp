@@ -168,13 +168,14 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
 void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
     const int w = fixed_width();
     const int last = cfg_.block_rows - 1;
-    // AVX2 reads a row before the last whole where that ends inside the
-    // next row, as the 16-bit blocks do (fixed_group16): a NaN in its junk
-    // lanes only sends the call to the general loop; vmaskmovps, slow on
-    // Zen 4, takes the other rows.
+    // A row before the last is read whole where that ends inside the next
+    // row, as the 16-bit blocks do (fixed_group16): a NaN in its junk
+    // lanes only sends the call to the general loop. The other rows take
+    // vmaskmovps (AVX2, slow on Zen 4) or a masked operand (AVX-512,
+    // several loads' cost on AMD).
     const bool whole = w <= 2 * cfg_.block_cols * ssz();
     auto tail_vec = [&](int i, int r = 0) {
-        return masked_last && i == nvec - 1 && (is512() || r == last || !whole);
+        return masked_last && i == nvec - 1 && (r == last || !whole);
     };
     auto a = [&](int r, int i) { return fw((r % 2) * nvec + i); };
     for (int r = 0; r < cfg_.block_rows; ++r) {
@@ -195,7 +196,7 @@ void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
             }
         }
     }
-    // Junk lanes are never stored (AVX-512: zero on both sides, no flag).
+    // Junk lanes (zero, or the next row's) are never stored.
     for (int i = 0; i < nvec; ++i) vmaxps(a(0, i), a(0, i), a(1, i));
     // dst's outputs last, as memory operands: a NaN there is what vmaxps
     // returns.
