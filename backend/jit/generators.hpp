@@ -17,16 +17,19 @@ jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf);
 // once: there the lane folding per output costs as much as its row.
 inline int64_t inner_block_max_n(data_type) { return 256; }
 // Whether rows of n elements go by the blocks (up to inner_block_max_n).
-// 16-bit rows past 64 elements do only in whole lines (64 bytes): on Zen 5
-// (session 32, bg_runs.sh 4 rounds, % of the roofline, per-output loop ->
-// blocks) bf16 rows of 96 at 8 MiB 58-81 -> 86-128, f16 channels-last
-// rows of 96 at 19 MiB 80-88 -> 99-112, rows of 256 at 98 MiB alike
-// (76-96, 71-84); capped to AVX2, f16 rows of 128 64-67 -> 80-81 (2
-// rounds). Other lengths moved either way (rows of 200 at 8 MiB 64-70 ->
+// 16-bit rows past 64 elements do only as 96 or 128 (whole lines): on Zen
+// 5 (session 32, bg_runs.sh, % of the roofline, per-output loop ->
+// blocks) bf16 rows of 96 at 8 MiB 58-81 -> 86-128 (4 rounds), f16
+// channels-last rows of 96 at 19 MiB 80-88 -> 99-112, bf16 channels-last
+// rows of 128 at 3 MiB 50-51 -> 87-88; capped to AVX2, f16 rows of 128
+// 64-67 -> 80-81. Rows of 256 read better at 25 MiB (64-77 -> 84-104 in
+// one state, alike in the other) and worse at 98 MiB (the main batch's
+// bf16 channels-last axis 1: lower in 5 of 7 rounds, 58-84 against
+// 63-96); other lengths moved either way (rows of 200 at 8 MiB 64-70 ->
 // 55-57, of 72 40 -> 49).
 inline bool inner_blocks_take(data_type dt, int64_t n) {
     if (n > inner_block_max_n(dt)) return false;
-    return dt == data_type::f32 || n <= 64 || n % 32 == 0;
+    return dt == data_type::f32 || n <= 64 || n == 96 || n == 128;
 }
 
 // Rows of n elements the inner kernels take as tiny rows, a vector of

@@ -180,10 +180,10 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::bf16, 12), 12);
     EXPECT_EQ(block_n(data_type::f16, 63), 63);
     EXPECT_EQ(block_n(data_type::f16, 65), 0);
-    EXPECT_EQ(block_n(data_type::bf16, 96), 96);   // whole lines up to 256
-    EXPECT_EQ(block_n(data_type::f16, 256), 256);
-    EXPECT_EQ(block_n(data_type::bf16, 200), 0);
-    EXPECT_EQ(block_n(data_type::f16, 288), 0);
+    EXPECT_EQ(block_n(data_type::bf16, 96), 96);  // whole lines: 96 and 128
+    EXPECT_EQ(block_n(data_type::f16, 128), 128);
+    EXPECT_EQ(block_n(data_type::bf16, 100), 0);
+    EXPECT_EQ(block_n(data_type::f16, 256), 0);
 }
 
 // From two thirds of the L3's size on, AVX-512's 16-bit two-stage plans over rows
