@@ -277,9 +277,10 @@ private:
     // upper (AVX-512's passes of 9-16 rows, g the rows past 8): rows 8
     // on, joining what rows 0-7 wrote at [reg_pd + reg_to]; the
     // statistics take two registers a row. AVX2 (whole vectors, since
-    // session 20): up to 8 rows in ymm 0-7, their unsigned-max pairs in ymm 8-11, the running max in ymm
-    // 14 (2 ops a row against the exact groups' 3, and one round trip
-    // through the running max a pass of up to 8 rows against 4).
+    // session 20): up to 8 rows in ymm 0-7, their unsigned-max pairs in
+    // ymm 8-11, the running max in ymm 14 (2 ops a row against the exact
+    // groups' 3, and one round trip through the running max a pass of up
+    // to 8 rows against 4).
     void group_body_raw_checked(mode m, int g, bool fresh, bool upper = false);
 
     // The exact statistics (group_body_raw) in groups of up to group()

@@ -15,7 +15,7 @@ jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf);
 
 // Inner reductions with rows up to this long fold a vector of outputs at
 // once: there the lane folding per output costs as much as its row.
-inline int64_t inner_block_max_n(data_type) { return 256; }
+constexpr int64_t inner_block_max_n = 256;
 // Whether rows of n elements go by the blocks (up to inner_block_max_n).
 // 16-bit rows past 64 elements do only as 96 or 128 (whole lines): on Zen
 // 5 (session 32, bg_runs.sh, % of the roofline, per-output loop ->
@@ -28,7 +28,7 @@ inline int64_t inner_block_max_n(data_type) { return 256; }
 // 63-96); other lengths moved either way (rows of 200 at 8 MiB 64-70 ->
 // 55-57, of 72 40 -> 49).
 inline bool inner_blocks_take(data_type dt, int64_t n) {
-    if (n > inner_block_max_n(dt)) return false;
+    if (n > inner_block_max_n) return false;
     return dt == data_type::f32 || n <= 64 || n == 96 || n == 128;
 }
 

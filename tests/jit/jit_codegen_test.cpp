@@ -44,7 +44,7 @@ std::vector<config_case> plannable_configs() {
                 r.push_back({isa, family_t::inner, dt, u, 0, false});
                 r.push_back({isa, family_t::inner, dt, u, 0, true});
                 // AVX2: tiny rows below a vector, blocks from it
-                for (int n = 1; n <= inner_block_max_n(dt); ++n)
+                for (int n = 1; n <= inner_block_max_n; ++n)
                     if (inner_blocks_take(dt, n) && (z || n >= 2))
                         r.push_back({isa, family_t::inner, dt, u, n});
             }
