@@ -97,6 +97,28 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         if (raw16()) fixed_group16(n, masked_last);
         else fixed_group_f32(n, masked_last);
     };
+    // One slice at reg_src into reg_dst, both then moved to the next.
+    auto one_slice = [&] {
+        if (groups > 0) {
+            Label l_group;
+            mov(reg_fixed_cnt, groups);
+            L(l_group);
+            bases();
+            group(fixed_group_max(), false);
+            add(reg_src, group_bytes);
+            add(reg_dst, group_bytes);
+            dec(reg_fixed_cnt);
+            jnz(l_group, T_NEAR);
+        }
+        bases();
+        group(rest, fixed_masked(nvec - 1));
+        if (groups > 0) {
+            sub(reg_src, groups * group_bytes);
+            sub(reg_dst, groups * group_bytes);
+        }
+        add(reg_src, ARG(outer_src_stride));
+        add(reg_dst, ARG(outer_dst_stride));
+    };
     // The reg_outer (at least 1) slices left, written at reg_dst.
     auto slices = [&] {
         Label l_slice, l_all;
@@ -105,31 +127,12 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
             test(reg_outer, reg_outer);
             jz(l_all, T_NEAR);
         }
+        if (fixed_lines()) fixed_lines_entry(one_slice, l_slice, l_all);  // nvec 1
         if (groups > 0) push(reg_fixed_cnt);
         L(l_slice);
-        {
-            if (groups > 0) {
-                Label l_group;
-                mov(reg_fixed_cnt, groups);
-                L(l_group);
-                bases();
-                group(fixed_group_max(), false);
-                add(reg_src, group_bytes);
-                add(reg_dst, group_bytes);
-                dec(reg_fixed_cnt);
-                jnz(l_group, T_NEAR);
-            }
-            bases();
-            group(rest, fixed_masked(nvec - 1));
-            if (groups > 0) {
-                sub(reg_src, groups * group_bytes);
-                sub(reg_dst, groups * group_bytes);
-            }
-            add(reg_src, ARG(outer_src_stride));
-            add(reg_dst, ARG(outer_dst_stride));
-            dec(reg_outer);
-            jnz(l_slice, T_NEAR);
-        }
+        one_slice();
+        dec(reg_outer);
+        jnz(l_slice, T_NEAR);
         if (groups > 0) pop(reg_fixed_cnt);
         L(l_all);
     };

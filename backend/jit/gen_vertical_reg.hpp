@@ -225,6 +225,20 @@ private:
     // cfg_.prefetch, 4 KiB ahead.
     int packed_slices() const { return cfg_.block_row_stride ? 2 : 1; }
     void fixed_packed();
+    // f32 on AVX-512, slices of 9-15 columns and enough rows that
+    // follow one another (gen_vertical_fixed_lines.cpp): calls whose rows
+    // and slices are dense take groups of fixed_lines_group() slices from
+    // src on a line, each read as aligned lines folded into one period of
+    // its rows; the others, and the slices before and after the groups,
+    // go one at a time (plain_slice, or the loop at l_plain; l_all: none
+    // left).
+    bool fixed_lines() const;
+    int fixed_lines_group() const;
+    // The slice whose first element is lane `phase` of the line
+    // first_line lines past reg_src, into reg_dst.
+    void fixed_lines_slice(int phase, int first_line);
+    void fixed_lines_entry(const std::function<void()> &plain_slice, const Label &l_plain,
+            const Label &l_all);
 };
 
 } // namespace crest::impl::jit
