@@ -34,6 +34,7 @@ void vertical_reg_generator::enter(const Label &l_end, int full_cols, int lanes)
     mov(reg_dst, ARG(dst));
     mov(reg_outer, ARG(n_outer));
     Label l_general;
+    if (folds()) fold_entry(l_general, l_end);
     if (fixed()) {
         fixed_entry(l_general);
         jmp(l_end, T_NEAR);

@@ -239,6 +239,13 @@ private:
     void fixed_lines_slice(int phase, int first_line);
     void fixed_lines_entry(const std::function<void()> &plain_slice, const Label &l_plain,
             const Label &l_all);
+
+    // --- Folded lines (kernel_config::fold_cols, gen_vertical_lines.cpp) ---
+    bool folds() const;
+    // The calls it takes, every slice; then `done`, or `general` with the
+    // registers as on entry (other calls, or a NaN met: f32 redoes the
+    // call).
+    void fold_entry(const Label &general, const Label &done);
 };
 
 } // namespace crest::impl::jit

@@ -57,4 +57,8 @@ inline int vertical_tile_cols(const kernel_config &cfg) {
     return static_cast<int>(vertical_tile_bytes / w);
 }
 
+// Whether kernel_config::fold_cols can be `cols` for dt: rows that split
+// lines, and the registers the fold needs (gen_vertical_lines.cpp).
+bool fold_fits(int cols, data_type dt);
+
 } // namespace crest::impl::jit

@@ -87,11 +87,16 @@ struct kernel_config {
     // fixed blocks: a dense, line-aligned dst through a stage of whole
     // lines on the stack (plan_prefetch.cpp, stream_dst).
     bool stream_dst = false;
+    // vert_reg on AVX-512, slices of rows of this many columns that split
+    // cache lines (0: none): calls whose rows and slices are dense and
+    // whose slices start on lines read each slice as aligned lines folded
+    // into one period of lcm(columns, a line's lanes) (gen_vertical_lines.cpp).
+    int fold_cols = 0;
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
                 prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols,
-                block_row_stride, block_slice_stride, partial_last, stream_dst);
+                block_row_stride, block_slice_stride, partial_last, stream_dst, fold_cols);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -117,6 +122,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.block_slice_stride));
         mix(static_cast<size_t>(c.partial_last));
         mix(static_cast<size_t>(c.stream_dst));
+        mix(static_cast<size_t>(c.fold_cols));
         return h;
     }
 };

@@ -36,6 +36,19 @@ bool fixed_block(const plan &P, isa_t isa, int64_t max_bytes = 512) {
             && P.rows.n >= 2 && P.rows.n <= 16 && bytes <= max_bytes && P.rows.ss >= bytes;
 }
 
+// Slices of dense rows that split lines, each slice whole lines from a
+// line (NCHW reducing H of 56x56 maps): read as lines folded into a
+// period (kernel_config::fold_cols). Zen 5, 2 threads, bg_runs.sh, %
+// of the roofline, 3 rounds: bf16 64x64x56x56 axis 2 52-57 -> 88-97,
+// f16 axes 0,2 51-64 -> 97-119, f32 32x64x56x56 axis 2 77-90 -> 99-111,
+// f32 64x64x28x28 axis 2 58-67 -> 113-117.
+bool fold_lines(const plan &P, isa_t isa) {
+    if (isa != isa_t::avx512_core || P.njsub != 1 || P.jd.ss != P.esz || P.nouter < 1) return false;
+    const int64_t row = P.jd.n * P.esz, slice = P.rows.n * row;
+    return P.rows.ss == row && P.outer[P.nouter - 1].ss == slice && slice % 64 == 0
+            && fold_fits(static_cast<int>(P.jd.n), P.dt);
+}
+
 // Fixed blocks of rows of 8-16 bytes whose calls take several slices:
 // a slice a 16-byte lane (kernel_config::block_row_stride), with the
 // plan's strides fixed in the code, prefetching from half the L3 on.
@@ -236,6 +249,8 @@ void choose_kernels(plan &P, isa_t isa) {
                 cfg.block_cols = static_cast<int>(P.jd.n);
                 pack_slices(P, cfg);
                 cfg.stream_dst = stream_dst(P, isa, cfg);
+            } else if (fold_lines(P, isa)) {
+                cfg.fold_cols = static_cast<int>(P.jd.n);
             }
         }
     }

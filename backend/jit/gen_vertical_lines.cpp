@@ -1,0 +1,221 @@
+// `vert_reg` on AVX-512 with kernel_config::fold_cols: slices whose rows
+// split cache lines (NCHW reducing H of 56x56 maps: rows of 112 or 224
+// bytes) read as aligned lines. The rows repeat their lanes every
+// period of lcm(W, a line's lanes) elements, so every line of a slice
+// maxes into the register of its place in the period (P lines), and the
+// period's rows are then shifted down to lane 0 (valignd) and maxed: max
+// is lane-wise, so it commutes with the shift. A line is one load and
+// one max (16-bit: the three statistics), where a row took a split load
+// a vector; the fixed blocks of 10-14 columns do the same a slice at a
+// phase (gen_vertical_fixed_lines.cpp).
+#include <cstddef>
+#include <numeric>
+#include <vector>
+
+#include "backend/jit/gen_vertical_reg.hpp"
+#include "backend/jit/generators.hpp"
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+#define ARG(field) qword[reg_args + offsetof(vert_call, field)]
+
+namespace {
+
+struct fold_shape {
+    int lanes;   // of a line (64 bytes)
+    int plines;  // lines of a period
+    int rows;    // rows of a period
+    int nvec;    // vectors of a row
+};
+
+fold_shape shape_of(int cols, int esz) {
+    const int lanes = 64 / esz, period = std::lcm(cols, lanes);
+    return {lanes, period / lanes, period / cols, (cols + lanes - 1) / lanes};
+}
+
+} // namespace
+
+bool fold_fits(int cols, data_type dt) {
+    if (cols <= 0) return false;
+    const int esz = dt == data_type::f32 ? 4 : 2;
+    const fold_shape f = shape_of(cols, esz);
+    // Rows that never split a line gain nothing; the registers: the
+    // period's lines and a row's vectors (16-bit: three statistics each)
+    // and two temporaries, beside the 16-bit constants (zmm26, zmm28).
+    if (cols * esz % 64 == 0 || 64 % (cols * esz) == 0) return false;
+    return esz == 4 ? f.plines + f.nvec + 2 <= 32 : 3 * (f.plines + f.nvec) + 2 <= 30;
+}
+
+bool vertical_reg_generator::folds() const {
+    return is512() && cfg_.fold_cols > 0 && fold_fits(cfg_.fold_cols, cfg_.src_dt)
+            && cfg_.src_dt == cfg_.dst_dt && !fixed();
+}
+
+void vertical_reg_generator::fold_entry(const Label &general, const Label &done) {
+    const int w = cfg_.fold_cols, esz = ssz();
+    const fold_shape f = shape_of(w, esz);
+    const bool b16 = raw16();
+    // Registers: zmm0.. for the period's lines (16-bit: signed max,
+    // unsigned max, unsigned min of each), then the row vectors', skipping
+    // the 16-bit constants.
+    std::vector<int> free_regs;
+    for (int i = 0; i < 32; ++i)
+        if (!b16 || (i != c_neg_inf().getIdx() && i != c_qnan().getIdx())) free_regs.push_back(i);
+    size_t next = 0;
+    auto take = [&](int n) {
+        std::vector<Zmm> r;
+        for (int i = 0; i < n; ++i) r.push_back(Zmm(free_regs[next++]));
+        return r;
+    };
+    const int nstat = b16 ? 3 : 1;
+    std::vector<std::vector<Zmm>> m(nstat), acc(nstat);
+    for (int s = 0; s < nstat; ++s) m[s] = take(f.plines);
+    for (int s = 0; s < nstat; ++s) acc[s] = take(f.nvec);
+    const Zmm t = take(1)[0], v = take(1)[0];
+
+    // The calls it takes: columns, dense rows and slices, slices a whole
+    // number of lines from a line, rows enough for a period.
+    Label l_slice, l_ok;
+    cmp(ARG(ncols), w);
+    jne(general, T_NEAR);
+    cmp(reg_rs, w * esz);
+    jne(general, T_NEAR);
+    test(reg_src, 63);
+    jnz(general, T_NEAR);
+    mov(rax, ARG(rows));
+    cmp(rax, f.rows);
+    jl(general, T_NEAR);
+    imul(rax, rax, w * esz);
+    cmp(rax, ARG(outer_src_stride));
+    jne(general, T_NEAR);
+    test(eax, 63);
+    jnz(general, T_NEAR);
+    shr(rax, 6);
+    mov(reg_rs3, rax);  // lines a slice
+    const int tail = w - (f.nvec - 1) * f.lanes;
+    mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
+    kmovd(k_tail_, eax);
+
+    // Line k of the period: the first period sets, the others max in.
+    auto line = [&](int k, const Address &a, bool first) {
+        if (!b16) {
+            if (first) vmovaps(m[0][k], a);
+            else vmaxps(m[0][k], m[0][k], a);
+            return;
+        }
+        if (first) {
+            vmovdqa32(m[0][k], a);
+            vmovdqa32(m[1][k], m[0][k]);
+            vmovdqa32(m[2][k], m[0][k]);
+            return;
+        }
+        vmovdqa32(t, a);  // one L1 read for the three
+        vpmaxsw(m[0][k], m[0][k], t);
+        vpmaxuw(m[1][k], m[1][k], t);
+        vpminuw(m[2][k], m[2][k], t);
+    };
+    auto join = [&](int s, const Zmm &a, const Zmm &b) {
+        if (!b16) vmaxps(a, a, b);
+        else if (s == 0) vpmaxsw(a, a, b);
+        else if (s == 1) vpmaxuw(a, a, b);
+        else vpminuw(a, a, b);
+    };
+
+    L(l_slice);
+    {
+        Label l_periods, l_rest, l_lines_done;
+        for (int k = 0; k < f.plines; ++k) line(k, ptr[reg_src + k * 64], true);
+        lea(reg_row, ptr[reg_src + f.plines * 64]);
+        mov(reg_rows, reg_rs3);
+        sub(reg_rows, f.plines);
+        L(l_periods);
+        cmp(reg_rows, f.plines);
+        jl(l_rest, T_NEAR);
+        for (int k = 0; k < f.plines; ++k) line(k, ptr[reg_row + k * 64], false);
+        add(reg_row, f.plines * 64);
+        sub(reg_rows, f.plines);
+        jmp(l_periods, T_NEAR);
+        L(l_rest);
+        for (int k = 0; k + 1 < f.plines; ++k) {
+            cmp(reg_rows, k);
+            jle(l_lines_done, T_NEAR);
+            line(k, ptr[reg_row + k * 64], false);
+        }
+        L(l_lines_done);
+        // Row h of the period, vector i: lanes from h * w + i * lanes on.
+        for (int h = 0; h < f.rows; ++h) {
+            for (int i = 0; i < f.nvec; ++i) {
+                const int e = h * w + i * f.lanes, k = (e / f.lanes) % f.plines;
+                const int sh = (e % f.lanes) * esz / 4;  // dwords
+                for (int s = 0; s < nstat; ++s) {
+                    const Zmm &lo = m[s][k], &hi = m[s][(k + 1) % f.plines];
+                    const Zmm &a = acc[s][i];
+                    if (h == 0) {
+                        if (sh == 0) vmovdqa32(a, lo);
+                        else valignd(a, hi, lo, sh);
+                    } else if (sh == 0) {
+                        join(s, a, lo);
+                    } else {
+                        valignd(v, hi, lo, sh);
+                        join(s, a, v);
+                    }
+                }
+            }
+        }
+        // dst's outputs as one more row; lanes past the columns are never
+        // stored.
+        const bool last_masked = tail < f.lanes;
+        Label l_fresh;
+        cmp(ARG(accumulate), 0);
+        je(l_fresh, T_NEAR);
+        {
+            for (int i = 0; i < f.nvec; ++i) {
+                const Address d = ptr[reg_dst + i * 64];
+                const bool mk = last_masked && i == f.nvec - 1;
+                if (!b16) {
+                    if (mk) vmaxps(acc[0][i] | k_tail_, acc[0][i], d);
+                    else vmaxps(acc[0][i], acc[0][i], d);
+                    continue;
+                }
+                if (mk) vmovdqu16(t | k_tail_ | T_z, d);
+                else vmovdqu32(t, d);
+                for (int s = 0; s < 3; ++s) join(s, acc[s][i], t);
+            }
+        }
+        L(l_fresh);
+        for (int i = 0; i < f.nvec; ++i) {
+            const Address d = ptr[reg_dst + i * 64];
+            const bool mk = last_masked && i == f.nvec - 1;
+            if (b16) {
+                select16(acc[0][i], acc[2][i], acc[1][i], t);
+                store16(d, acc[0][i], mk);
+            } else if (mk) {
+                vmovups(d | k_tail_, acc[0][i]);
+            } else {
+                vmovups(d, acc[0][i]);
+            }
+        }
+        add(reg_src, ARG(outer_src_stride));
+        add(reg_dst, ARG(outer_dst_stride));
+        dec(reg_outer);
+        jnz(l_slice, T_NEAR);
+    }
+    if (!b16) {
+        // A NaN anywhere (or in a lane past the columns): the general
+        // loop redoes the call from the start, as after the fixed blocks.
+        test_invalid_flag();
+        jz(done, T_NEAR);
+        clear_fp_flags();
+        mov(reg_src, ARG(src));
+        mov(reg_dst, ARG(dst));
+        mov(reg_outer, ARG(n_outer));
+        jmp(general, T_NEAR);
+    }
+    jmp(done, T_NEAR);
+}
+
+#undef ARG
+
+} // namespace crest::impl::jit
