@@ -105,37 +105,41 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
         }
         return;
     }
-    for (int k = 0; k < vlen(); ++k) {
-        const Xmm m = acc_of(k);
-        if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
-        if (nfull <= 8) {
-            for (int v = 0; v < nfull; ++v) take(m, addr(k, v), v == 0);
-        } else {
-            // Long rows: a loop of four vectors per turn keeps the code short.
-            lea(p, addr(k, 0));
-            take(m, ptr[p], true);
-            add(p, vbytes);
-            mov(vcnt, (nfull - 1) / 4);
-            Label l_four;
-            L(l_four);
-            for (int v = 0; v < 4; ++v) take(m, ptr[p + v * vbytes], false);
-            add(p, 4 * vbytes);
-            dec(vcnt);
-            jnz(l_four, T_NEAR);
-            for (int v = 0; v < (nfull - 1) % 4; ++v) take(m, ptr[p + v * vbytes], false);
+    auto rows_by_vectors = [&] {
+        for (int k = 0; k < vlen(); ++k) {
+            const Xmm m = acc_of(k);
+            if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
+            if (nfull <= 8) {
+                for (int v = 0; v < nfull; ++v) take(m, addr(k, v), v == 0);
+            } else {
+                // Long rows: a loop of four vectors per turn keeps the code short.
+                lea(p, addr(k, 0));
+                take(m, ptr[p], true);
+                add(p, vbytes);
+                mov(vcnt, (nfull - 1) / 4);
+                Label l_four;
+                L(l_four);
+                for (int v = 0; v < 4; ++v) take(m, ptr[p + v * vbytes], false);
+                add(p, 4 * vbytes);
+                dec(vcnt);
+                jnz(l_four, T_NEAR);
+                for (int v = 0; v < (nfull - 1) % 4; ++v) take(m, ptr[p + v * vbytes], false);
+            }
+            if (tail && !is512()) {
+                take(m, last_vector(addr(k, nfull)), false);
+            } else if (tail && flags && !raw16()) {
+                // Lanes outside the mask are neither read nor flagged.
+                vmaxps(m | k_tail_, m, addr(k, nfull));
+            } else if (tail) {
+                const Xmm x = temp();
+                load_tail(x, addr(k, nfull), cfg_.src_dt);
+                if (!flags) track_ordered(chain++, x);
+                vmaxps(m | k_tail_, m, x);
+            }
         }
-        if (tail && !is512()) {
-            take(m, last_vector(addr(k, nfull)), false);
-        } else if (tail && flags && !raw16()) {
-            // Lanes outside the mask are neither read nor flagged.
-            vmaxps(m | k_tail_, m, addr(k, nfull));
-        } else if (tail) {
-            const Xmm x = temp();
-            load_tail(x, addr(k, nfull), cfg_.src_dt);
-            if (!flags) track_ordered(chain++, x);
-            vmaxps(m | k_tail_, m, x);
-        }
-    }
+    };
+    if (flags && block_lines_fit()) block_lines(acc_of, rows_by_vectors);
+    else rows_by_vectors();
     if (flags) return;
     if (is512()) {
         test_ordered_nan();
