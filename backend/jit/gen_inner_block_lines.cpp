@@ -1,12 +1,15 @@
-// AVX-512 f32 inner blocks over rows that split cache lines
-// (gen_inner_blocks.hpp, block_lines): 16 dense rows of W elements are W
-// whole lines, so a block that starts on a line reads them aligned,
-// each line maxed into the accumulator of every row it holds (under a
-// mask of that row's lanes where the row ends inside it), where the rows
-// took a load a vector, most of them across two lines. Each accumulator
-// then holds elements of its row only, whatever their lanes, and the
-// fold takes the max over all of them.
+// AVX-512 inner blocks over rows that split cache lines
+// (gen_inner_blocks.hpp, block_lines): 16 dense rows of W elements are
+// whole lines (f32: W lines; 16-bit, W even: W / 2), so a block that
+// starts on a line reads them aligned, each line maxed into the
+// accumulator of every row it holds (under a mask of that row's lanes
+// where the row ends inside it), where the rows took a load a vector,
+// most of them across two lines. Each accumulator then holds elements of
+// its row only, whatever their lanes, and the fold takes the max over
+// all of them.
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "backend/jit/gen_inner_blocks.hpp"
@@ -15,56 +18,90 @@ namespace crest::impl::jit {
 
 using namespace Xbyak;
 
+namespace {
+// The bytes a call reads from which blocks go by lines (below, by
+// vectors). The masks cost instructions, which from L2 or a warm L3
+// cost more than the split loads do: 16-bit word blocks of rows of 56
+// (2 threads, a call a thread) 97 -> 91% of the roofline at 3.2 MB a
+// call, 63-66 -> 87% at 6.4 MB; 0.4 MB 99-104 -> 100-102% past it, 1.6
+// MB 88-90 -> 80-81% at 1 MiB. f32 read alike from 0.4 MB (71-77
+// against 72-80%).
+int64_t lines_min_bytes(bool words) { return words ? int64_t(4) << 20 : int64_t(1) << 20; }
+} // namespace
+
 bool inner_blocks_generator::block_lines_fit() const {
-    // Rows a multiple of 16 elements never split a line; long rows split
-    // few of their lines and would unroll many.
-    const int n = cfg_.block_n;
-    return is512() && !raw16() && n % 16 != 0 && n > 16 && n <= 128;
+    // Rows a whole number of lines never split one; long rows split few
+    // of their lines and would unroll many. 16-bit: the word blocks'
+    // rows (32 or more), an even count (a block of whole lines).
+    const int n = cfg_.block_n, lanes = 64 / ssz();
+    if (!is512() || n % lanes == 0 || n > 128) return false;
+    return raw16() ? word_blocks() && n % 2 == 0 : n > 16;
 }
 
 void inner_blocks_generator::block_lines(
         const std::function<Xmm(int)> &acc_of, const std::function<void()> &plain) {
-    constexpr int lanes = 16;
-    const int n = cfg_.block_n;
-    const Xmm t = vmm(16), ninf = vmm(20);  // ninf: blocks()' -inf
-    const Opmask k_row(1), k_next(2);
+    const bool words = raw16();
+    const int n = cfg_.block_n, lanes = 64 / ssz(), nlines = vlen() * n / lanes;
+    const Xmm t = vmm(16);  // blocks()' x, the word blocks' first temporary
+    // A row with no whole line starts from the lowest value: -inf
+    // (blocks()' vmm(20)), or the word blocks' signed floor.
+    const Xmm floor = words ? word_floor() : vmm(20);
+    const Opmask k_row(1);  // the ordered chains' (k1-k4), unused from the caches
     Label l_plain, l_done;
-    cmp(blk_os, n * 4);
+    cmp(blk_os, n * ssz());
     jne(l_plain, T_NEAR);
+    mov(blk_tmp, lines_min_bytes(words) / (n * ssz()));
+    cmp(qword[reg_args + offsetof(inner_call, n_out)], blk_tmp);
+    jl(l_plain, T_NEAR);
     test(blk_pa, 63);
     jnz(l_plain, T_NEAR);
     // The lanes of line l that row k holds.
-    auto lanes_of = [&](int k, int l) {
+    auto lanes_of = [&](int k, int l) -> uint64_t {
         const int lo = std::max(k * n - l * lanes, 0);
         const int hi = std::min((k + 1) * n - l * lanes, lanes);
-        return lo >= hi ? 0u : ((1u << hi) - 1) & ~((1u << lo) - 1);
+        if (lo >= hi) return 0;
+        return ((uint64_t(1) << hi) - 1) & ~((uint64_t(1) << lo) - 1);
     };
-    const unsigned full = (1u << lanes) - 1;
-    // First every row's whole lines (the first sets its accumulator),
-    // then the lines rows share, once each.
-    for (int k = 0; k < vlen(); ++k) {
-        const Xmm m = acc_of(k);
-        bool first = true;
-        for (int l = k * n / lanes; l <= ((k + 1) * n - 1) / lanes; ++l) {
-            if (lanes_of(k, l) != full) continue;
-            if (first) vmovaps(m, ptr[blk_pa + l * 64]);
-            else vmaxps(m, m, ptr[blk_pa + l * 64]);
-            first = false;
+    const uint64_t full = (uint64_t(1) << lanes) - 1;
+    auto set = [&](const Xmm &m, const Xmm &src) {
+        if (words) copy16(m, src);
+        else vmovaps(m, src);
+    };
+    auto max_in = [&](const Xmm &m, const Operand &src) {
+        if (words) vpmaxsw(m, m, src);
+        else vmaxps(m, m, src);
+    };
+    // Line by line in memory order: each line once (16-bit: into the
+    // unsigned max chains too, which catch negative NaNs).
+    std::vector<bool> started(vlen(), false);
+    int chain = 0;
+    for (int l = 0; l < nlines; ++l) {
+        const Address a = ptr[blk_pa + l * 64];
+        load_raw(t, a);
+        if (words) {
+            const Xmm c = word_chain(chain++ % word_chains());
+            vpmaxuw(c, c, t);
         }
-        if (first) vmovaps(m, ninf);
-    }
-    for (int l = 0; l < n; ++l) {
-        // The rows holding part of line l (at most lanes of them).
-        std::vector<int> rows;
-        for (int k = l * lanes / n; k < vlen() && k * n < (l + 1) * lanes; ++k)
-            if (lanes_of(k, l) != 0 && lanes_of(k, l) != full) rows.push_back(k);
-        if (rows.empty()) continue;
-        vmovaps(t, ptr[blk_pa + l * 64]);
-        for (size_t i = 0; i < rows.size(); ++i) {
-            const Opmask km = i % 2 ? k_next : k_row;
-            mov(blk_tmp.cvt32(), lanes_of(rows[i], l));
-            kmovw(km, blk_tmp.cvt32());
-            vmaxps(acc_of(rows[i]) | km, acc_of(rows[i]), t);
+        for (int k = l * lanes / n; k < vlen() && k * n < (l + 1) * lanes; ++k) {
+            const uint64_t m = lanes_of(k, l);
+            if (m == 0) continue;
+            if (!started[k]) {
+                set(acc_of(k), m == full ? t : floor);
+                started[k] = true;
+                if (m == full) continue;
+            }
+            if (m == full) {
+                max_in(acc_of(k), t);
+                continue;
+            }
+            mov(blk_tmp, m);
+            if (words) {
+                kmovd(k_row, blk_tmp.cvt32());
+                vpmaxsw(acc_of(k) | k_row, acc_of(k), t);
+            } else {
+                kmovw(k_row, blk_tmp.cvt32());
+                vmaxps(acc_of(k) | k_row, acc_of(k), t);
+            }
         }
     }
     jmp(l_done, T_NEAR);

@@ -138,7 +138,7 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
             }
         }
     };
-    if (flags && block_lines_fit()) block_lines(acc_of, rows_by_vectors);
+    if (flags && !raw16() && block_lines_fit()) block_lines(acc_of, rows_by_vectors);
     else rows_by_vectors();
     if (flags) return;
     if (is512()) {

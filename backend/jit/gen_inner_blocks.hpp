@@ -141,11 +141,12 @@ private:
     void clear_low_halves(const Xbyak::Xmm &v);
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,
             const std::function<Xbyak::Xmm(int)> &acc_of, int nfull, bool tail);
-    // AVX-512 f32 from the caches, rows of block_n elements that split
-    // lines (NCHW reducing W of 56x56 maps): a block whose rows are dense
-    // and start on a line reads its block_n lines (16 rows) whole, each
-    // into the accumulators of the rows it holds, under masks where a row
-    // ends inside it (gen_inner_block_lines.cpp). Else `plain`.
+    // AVX-512, rows of block_n elements that split lines (NCHW reducing W
+    // of 56x56 maps), one row an output: f32 from the caches
+    // (block_fast), 16-bit in the word blocks. A block whose rows are
+    // dense and start on a line reads its 16 rows' lines whole, each into
+    // the accumulators of the rows it holds, under masks where a row ends
+    // inside it (gen_inner_block_lines.cpp). Else `plain`.
     bool block_lines_fit() const;
     void block_lines(const std::function<Xbyak::Xmm(int)> &acc_of,
             const std::function<void()> &plain);

@@ -184,8 +184,12 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     };
     if (one_row) {
         // Memory order, as block_fast.
-        for (int k = 0; k < vlen(); ++k)
-            for (size_t j = 0; j < offsets.size(); ++j) take(k, offsets[j], j == 0);
+        auto by_vectors = [&] {
+            for (int k = 0; k < vlen(); ++k)
+                for (size_t j = 0; j < offsets.size(); ++j) take(k, offsets[j], j == 0);
+        };
+        if (block_lines_fit()) block_lines(acc_of, by_vectors);
+        else by_vectors();
         return;
     }
     mov(blk_pa, reg_src);
