@@ -152,20 +152,24 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     slices();
     L(l_slices_done);
     if (!raw16()) {
-        // A NaN somewhere: the general loop redoes the call from the start.
-        // Fresh, dst holds nothing it needs; accumulating, each output
-        // written is the max of its old value (a NaN kept: vmaxps returns
-        // its memory operand) and some of its rows, and a max is
-        // idempotent.
-        test_invalid_flag();
-        jz(l_done, T_NEAR);
-        clear_fp_flags();
-        mov(reg_src, ARG(src));
-        mov(reg_dst, ARG(dst));
-        mov(reg_outer, ARG(n_outer));
-        jmp(general, T_NEAR);
+        redo_after_nan(general, l_done);
     }
     L(l_done);
+}
+
+void vertical_reg_generator::redo_after_nan(const Label &general, const Label &done) {
+    // A NaN somewhere: the general loop redoes the call from the start.
+    // Fresh, dst holds nothing it needs; accumulating, each output
+    // written is the max of its old value (a NaN kept: vmaxps returns
+    // its memory operand) and some of its rows, and a max is
+    // idempotent.
+    test_invalid_flag();
+    jz(done, T_NEAR);
+    clear_fp_flags();
+    mov(reg_src, ARG(src));
+    mov(reg_dst, ARG(dst));
+    mov(reg_outer, ARG(n_outer));
+    jmp(general, T_NEAR);
 }
 
 void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {

@@ -202,17 +202,9 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
         dec(reg_outer);
         jnz(l_slice, T_NEAR);
     }
-    if (!b16) {
-        // A NaN anywhere (or in a lane past the columns): the general
-        // loop redoes the call from the start, as after the fixed blocks.
-        test_invalid_flag();
-        jz(done, T_NEAR);
-        clear_fp_flags();
-        mov(reg_src, ARG(src));
-        mov(reg_dst, ARG(dst));
-        mov(reg_outer, ARG(n_outer));
-        jmp(general, T_NEAR);
-    }
+    // f32: a NaN anywhere (or in a lane past the columns) has the
+    // general loop redo the call.
+    if (!b16) redo_after_nan(general, done);
     jmp(done, T_NEAR);
 }
 

@@ -178,6 +178,10 @@ private:
     Xmm fixed_temp() const { return fw(14); }
     const Reg64 reg_fixed_cnt = rbx;  // groups left in the slice (saved)
     void fixed_entry(const Label &general);
+    // f32 after straight-line slices: to `done`, or, when the invalid
+    // flag tells of a NaN, to `general` (flags cleared, the registers as
+    // on entry) to redo the call.
+    void redo_after_nan(const Label &general, const Label &done);
     // cfg_.stream_dst (a stage of at most 1 KiB): the calls
     // with a dense, line-aligned dst take their slices a stage at a
     // time (fixed_staged: slices() writes them at reg_dst, as many as

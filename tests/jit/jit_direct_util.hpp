@@ -57,6 +57,19 @@ inline void expect_same(uint32_t got, uint32_t want, data_type dt, int64_t at) {
                       << want;
 }
 
+// Whether the machine runs AVX-512 (tests of AVX-512-only paths skip
+// without it).
+inline bool avx512_runs() {
+    for (const char *isa : runnable_isas())
+        if (std::string(isa) == "avx512_core") return true;
+    return false;
+}
+
+// Names of tests parametrized by a dtype alone.
+inline std::string dt_name(const ::testing::TestParamInfo<data_type> &i) {
+    return i.param == data_type::f32 ? "f32" : i.param == data_type::bf16 ? "bf16" : "f16";
+}
+
 using isa_dt_param = std::tuple<const char *, data_type>;
 inline std::string isa_dt_name(const ::testing::TestParamInfo<isa_dt_param> &i) {
     const data_type d = std::get<1>(i.param);

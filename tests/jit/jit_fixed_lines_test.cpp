@@ -14,12 +14,6 @@
 namespace crest::impl::jit::test {
 namespace {
 
-bool avx512_runs() {
-    for (const char *isa : runnable_isas())
-        if (isa_named(isa) == isa_t::avx512_core) return true;
-    return false;
-}
-
 struct lines_case {
     int rows, cols;
     int src_offset;   // bytes past a line

@@ -13,12 +13,6 @@
 namespace crest::impl::jit::test {
 namespace {
 
-bool avx512_runs() {
-    for (const char *isa : runnable_isas())
-        if (isa_named(isa) == isa_t::avx512_core) return true;
-    return false;
-}
-
 struct fold_case {
     int rows, cols;
     int64_t n_outer;
@@ -143,10 +137,7 @@ TEST_P(JitFoldLines, PlansFoldOnlyRowsThatSplitLines) {
 
 INSTANTIATE_TEST_SUITE_P(All, JitFoldLines,
         ::testing::Values(data_type::f32, data_type::bf16, data_type::f16),
-        [](const ::testing::TestParamInfo<data_type> &i) {
-            return std::string(i.param == data_type::f32 ? "f32"
-                            : i.param == data_type::bf16 ? "bf16" : "f16");
-        });
+        dt_name);
 
 } // namespace
 } // namespace crest::impl::jit::test
