@@ -7,7 +7,6 @@
 // most of them across two lines. Each accumulator then holds elements of
 // its row only, whatever their lanes, and the fold takes the max over
 // all of them.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -56,12 +55,7 @@ void inner_blocks_generator::block_lines(
     test(blk_pa, 63);
     jnz(l_plain, T_NEAR);
     // The lanes of line l that row k holds.
-    auto lanes_of = [&](int k, int l) -> uint64_t {
-        const int lo = std::max(k * n - l * lanes, 0);
-        const int hi = std::min((k + 1) * n - l * lanes, lanes);
-        if (lo >= hi) return 0;
-        return ((uint64_t(1) << hi) - 1) & ~((uint64_t(1) << lo) - 1);
-    };
+    auto lanes_of = [&](int k, int l) { return line_lanes(k * n, (k + 1) * n, l, lanes); };
     const uint64_t full = (uint64_t(1) << lanes) - 1;
     auto set = [&](const Xmm &m, const Xmm &src) {
         if (words) copy16(m, src);

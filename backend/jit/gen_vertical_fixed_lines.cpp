@@ -6,7 +6,6 @@
 // period of lcm(W, 16) elements (rows repeat their lanes every period),
 // and each row of that period is shifted down to lane 0 (valignd) and
 // maxed: max commutes with the shift.
-#include <algorithm>
 #include <cstddef>
 #include <numeric>
 #include <vector>
@@ -28,8 +27,7 @@ bool vertical_reg_generator::fixed_lines() const {
     if (!is512() || raw16() || packed_slices() != 1 || w < 9 || w >= lanes) return false;
     // Every lane of the period must hold a row element, and the fold
     // below sets each of its lines from a whole line first.
-    const int period = std::lcm(w, lanes);
-    return r * w >= period + 2 * lanes;
+    return r * w >= period_of(w, 4).plines * lanes + 2 * lanes;
 }
 
 int vertical_reg_generator::fixed_lines_group() const {
@@ -39,19 +37,14 @@ int vertical_reg_generator::fixed_lines_group() const {
 
 void vertical_reg_generator::fixed_lines_slice(int phase, int first_line) {
     const int w = cfg_.block_cols, n = cfg_.block_rows * w;
-    const int period = std::lcm(w, lanes), plines = period / lanes;
-    const int nlines = (phase + n + lanes - 1) / lanes;
+    const int plines = period_of(w, 4).plines, nlines = (phase + n + lanes - 1) / lanes;
     auto line = [&](int k) { return ptr[reg_src + (first_line + k) * 64]; };
     auto m = [](int f) { return Zmm(f); };  // the period's lines, zmm0-14
     const Zmm t(22), acc0(20), acc1(21), row(16);
     const Opmask k_part(5);
     // The lanes of line k inside the slice.
-    auto lane_mask = [&](int k) {
-        const int lo = std::max(phase - k * lanes, 0);
-        const int hi = std::min(phase + n - k * lanes, lanes);
-        return ((1u << hi) - 1) & ~((1u << lo) - 1);
-    };
-    const unsigned full = (1u << lanes) - 1;
+    auto lane_mask = [&](int k) { return line_lanes(phase, phase + n, k, lanes); };
+    const uint64_t full = (uint64_t(1) << lanes) - 1;
     // Frame line f starts from the first whole line k = f (mod plines):
     // line f, or line plines for f = 0 when the slice starts inside line 0.
     std::vector<bool> set(plines, false);
@@ -64,7 +57,7 @@ void vertical_reg_generator::fixed_lines_slice(int phase, int first_line) {
     }
     for (int k = 0; k < nlines; ++k) {
         const int f = k % plines;
-        const unsigned mask = lane_mask(k);
+        const uint64_t mask = lane_mask(k);
         if (mask == full) {
             // Each whole line but the one that set f.
             bool first = true;
@@ -80,8 +73,7 @@ void vertical_reg_generator::fixed_lines_slice(int phase, int first_line) {
         }
     }
     // Row h of the period starts at lane phase + h * w of the frame.
-    const int rows = period / w;
-    for (int h = 0; h < rows; ++h) {
+    for (int h = 0; h < period_of(w, 4).rows; ++h) {
         const int e = phase + h * w, f = (e / lanes) % plines, s = e % lanes;
         const Zmm dst = h == 0 ? acc0 : h == 1 ? acc1 : row;
         if (s == 0) vmovaps(dst, m(f));

@@ -9,7 +9,6 @@
 // a vector; the fixed blocks of 10-14 columns do the same a slice at a
 // phase (gen_vertical_fixed_lines.cpp).
 #include <cstddef>
-#include <numeric>
 #include <vector>
 
 #include "backend/jit/gen_vertical_reg.hpp"
@@ -21,26 +20,10 @@ using namespace Xbyak;
 
 #define ARG(field) qword[reg_args + offsetof(vert_call, field)]
 
-namespace {
-
-struct fold_shape {
-    int lanes;   // of a line (64 bytes)
-    int plines;  // lines of a period
-    int rows;    // rows of a period
-    int nvec;    // vectors of a row
-};
-
-fold_shape shape_of(int cols, int esz) {
-    const int lanes = 64 / esz, period = std::lcm(cols, lanes);
-    return {lanes, period / lanes, period / cols, (cols + lanes - 1) / lanes};
-}
-
-} // namespace
-
 bool fold_fits(int cols, data_type dt) {
     if (cols <= 0) return false;
     const int esz = dt == data_type::f32 ? 4 : 2;
-    const fold_shape f = shape_of(cols, esz);
+    const line_period f = period_of(cols, esz);
     // Rows that never split a line gain nothing; the registers: the
     // period's lines and a row's vectors (16-bit: three statistics each)
     // and two temporaries, beside the 16-bit constants (zmm26, zmm28).
@@ -55,7 +38,7 @@ bool vertical_reg_generator::folds() const {
 
 void vertical_reg_generator::fold_entry(const Label &general, const Label &done) {
     const int w = cfg_.fold_cols, esz = ssz();
-    const fold_shape f = shape_of(w, esz);
+    const line_period f = period_of(w, esz);
     const bool b16 = raw16();
     // Registers: zmm0.. for the period's lines (16-bit: signed max,
     // unsigned max, unsigned min of each), then the row vectors', skipping
@@ -77,7 +60,7 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
 
     // The calls it takes: columns, dense rows and slices, slices a whole
     // number of lines from a line, rows enough for a period.
-    Label l_slice, l_ok;
+    Label l_slice;
     cmp(ARG(ncols), w);
     jne(general, T_NEAR);
     cmp(reg_rs, w * esz);

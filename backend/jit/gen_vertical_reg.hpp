@@ -8,10 +8,25 @@
 #pragma once
 
 #include <functional>
+#include <numeric>
 
 #include "backend/jit/jit_generator.hpp"
 
 namespace crest::impl::jit {
+
+// Slices read as lines (gen_vertical_fixed_lines.cpp,
+// gen_vertical_lines.cpp): rows of `cols` elements repeat their lanes
+// every lcm(cols, a line's lanes) elements, a period.
+struct line_period {
+    int lanes;   // of a line (64 bytes)
+    int plines;  // lines of a period
+    int rows;    // rows of a period
+    int nvec;    // vectors of a row
+};
+inline line_period period_of(int cols, int esz) {
+    const int lanes = 64 / esz, period = std::lcm(cols, lanes);
+    return {lanes, period / lanes, period / cols, (cols + lanes - 1) / lanes};
+}
 
 class vertical_reg_generator : public jit_generator {
 public:

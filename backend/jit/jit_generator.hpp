@@ -3,6 +3,8 @@
 // max every kernel uses. Kept deliberately short; families add their loops.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <new>
 
 #include <xbyak/xbyak.h>
@@ -11,6 +13,16 @@
 #include "backend/jit/jit_config.hpp"
 
 namespace crest::impl::jit {
+
+// The lanes of 64-byte line `line` (of `lanes` elements) that hold
+// elements [begin, end), counted from the first line's first lane: the
+// mask a line read whole is maxed in under (gen_*lines.cpp).
+inline uint64_t line_lanes(int begin, int end, int line, int lanes) {
+    const int lo = std::max(begin - line * lanes, 0);
+    const int hi = std::min(end - line * lanes, lanes);
+    if (lo >= hi) return 0;
+    return ((uint64_t(1) << hi) - 1) & ~((uint64_t(1) << lo) - 1);
+}
 
 class jit_generator : public Xbyak::CodeGenerator {
 public:
