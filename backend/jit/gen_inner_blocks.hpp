@@ -55,7 +55,7 @@ protected:
     // whole vectors of outputs in memory order, by permutes, while a
     // call's rows and dst are contiguous, up to tiny_tree_max_rows rows
     // an output; a NaN (16-bit: a negative NaN) leaves the call to the
-    // other paths. Clobbers every vector register, rax, r8 and r9.
+    // other paths. Clobbers every vector register, rax and r8-r11.
     bool tiny_rows_fit() const;
     void tiny_rows();
     // AVX2 f32 rows of 2-4 and 16-bit rows of 3 (tiny_rows() hands them

@@ -22,6 +22,16 @@ namespace crest::impl::jit {
 
 using namespace Xbyak;
 
+namespace {
+// Calls of one row an output reading this many bytes or more take the
+// lines form (tiny_rows()): its shifts cost more than the split loads
+// from L2. 2 threads, a call each, % of the roofline, split -> lines:
+// f32 NCHW 1x1024x14x14 reducing W (0.4 MB a call) 87-89 -> 81-82, f16
+// 1x2048x7x7 (0.1 MB) 145-187 -> 136-143; 1.6-3.2 MB a call alike or
+// better, 12.8 MB f32 55-61 -> 72-98.
+constexpr int64_t tiny_lines_min_bytes = int64_t(1) << 20;
+} // namespace
+
 #define ARG(field) qword[reg_args + offsetof(inner_call, field)]
 
 // Rows one after another, one row per output (of block_n elements), dst
@@ -150,7 +160,10 @@ void inner_blocks_generator::tiny_rows() {
     // there, show in unsigned-max chains of the raw bits.
     const Xmm abs_mask = vmm(23), chain0 = vmm(21), chain1 = vmm(22);
     const Xmm a2 = vmm(19), b2 = vmm(20);  // 16-bit: a later row's loads
-    const Reg64 row = r8, rows_left = r9;  // an output's later rows
+    // The lines form's ring of a group's aligned lines (a window reads
+    // from at most three, the next starts in its last or after it) and
+    // a later row's line.
+    const Xmm ring[4] = {vmm(8), vmm(9), vmm(10), vmm(11)}, row_line = vmm(12);
     auto permute = [&](const Xmm &x, int tab, const Xmm &y) {
         if (words) return vpermt2w(x, table_reg(tab), y);
         if (is512()) return vpermt2ps(x, table_reg(tab), y);
@@ -196,12 +209,66 @@ void inner_blocks_generator::tiny_rows() {
         zero16(chain1);
     }
     const int window_bytes = s.r0 * n * esz;
+    // Row r of an output's rows at byte off of the group: reg_src + r *
+    // row_stride, by r8 (the stride), r9 and r10 (3 and 5 times it), set
+    // at the dispatch below. The rows are unrolled: a loop over them, its
+    // stride a memory operand, cost calls of 4-6 rows half their speed.
+    auto row_address = [&](int r, int off) {
+        static_assert(tiny_tree_max_rows <= 7, "row_address: rows 0-6");
+        static const std::pair<int, int> at[] = {{8, 1}, {8, 2}, {9, 1}, {8, 4}, {10, 1}, {9, 2}};
+        if (r == 0) return ptr[reg_src + off];
+        return ptr[reg_src + Reg64(at[r - 1].first) * at[r - 1].second + off];
+    };
+    // A later row's vector at byte off into x, maxed into acc (16-bit: the
+    // raw bits, or keys, beside chain's unsigned max).
+    auto max_row_in = [&](const Xmm &acc, const Xmm &x, const Xmm &chain, int r, int off,
+                              bool keys) {
+        if (!words) return vmaxps(acc, acc, row_address(r, off));
+        vmovdqu16(x, row_address(r, off));
+        vpmaxuw(chain, chain, x);
+        if (keys) to_key16(x, t, abs_mask);
+        vpmaxsw(acc, acc, x);
+    };
+    // The split form: window w's two vectors loaded where they lie, over
+    // the output's rows, into a and b.
+    auto window_loads = [&](int w, bool keys, int rows) {
+        const int first = w * window_bytes, second = first + s.second_at() * esz;
+        // One load of each (most windows split lines: f32's second
+        // read of each, as a permute's memory operand, was its limit
+        // at 4.2 cycles per 64 bytes).
+        if (is512()) {
+            vmovdqu32(a, row_address(0, first));
+            vmovdqu32(b, row_address(0, second));
+        } else {
+            load(a, row_address(0, first), cfg_.src_dt);
+            load(b, row_address(0, second), cfg_.src_dt);
+        }
+        if (words) {
+            vpmaxuw(chain0, chain0, a);
+            vpmaxuw(chain1, chain1, b);
+            if (keys) {
+                to_key16(a, t, abs_mask);
+                to_key16(b, t, abs_mask);
+            }
+        }
+        // The output's other rows: the same window of each, maxed
+        // lane by lane into the first row's (the tree below then
+        // takes all rows' elements of a row position at once).
+        for (int r = 1; r < rows; ++r) {
+            max_row_in(a, a2, chain0, r, first, keys);
+            max_row_in(b, b2, chain1, r, second, keys);
+        }
+    };
     // One vector of outputs from reg_src into the returned register:
     // f32 values, 16-bit raw bits' signed maxes (keys false: the answer
     // unless a row saw only negatives) or keys' maxes back to bits.
-    // multi: the call has several rows an output (generated apart, so
-    // that calls of one row run no row loop).
-    auto group = [&](bool keys, bool multi) {
+    // rows: the call's rows an output (a form for each count).
+    // lines: the group's n lines (it starts on one: n lines of lanes
+    // elements), each loaded once and maxed over the output's rows, then
+    // each window's vectors shifted out of two of them by valignd, where
+    // the other form's loads split lines (most windows' for n not a power
+    // of 2). See the note at the call's dispatch below.
+    auto group = [&](bool keys, int rows, bool lines) {
         // Operands on a stack, each with its level (merges it took): a
         // first-step operand joins the one below it while they share a
         // level, so that few stay live (at most 5, for p0 = 16), in
@@ -209,60 +276,36 @@ void inner_blocks_generator::tiny_rows() {
         std::vector<std::pair<Xmm, int>> stack;
         std::vector<int> free_regs {7, 6, 5, 4, 3, 2, 1, 0};
         if (!is512()) free_regs.erase(free_regs.begin());  // AVX2: ymm7 is a
+        int held[4] = {-1, -1, -1, -1};  // the line each ring register holds
+        auto line = [&](int k) {
+            const Xmm ln = ring[k % 4];
+            if (held[k % 4] == k) return ln;
+            held[k % 4] = k;
+            vmovdqu32(ln, ptr[reg_src + k * 64]);
+            if (words) {
+                vpmaxuw(chain0, chain0, ln);
+                if (keys) to_key16(ln, t, abs_mask);
+            }
+            for (int r = 1; r < rows; ++r) max_row_in(ln, row_line, chain1, r, k * 64, keys);
+            return ln;
+        };
+        // The vector at the group's element e, into x.
+        auto vector_at = [&](const Xmm &x, int e) {
+            const int k = e / lanes, shift = e % lanes;
+            if (shift == 0) return copy(x, line(k));
+            const Xmm lo = line(k), hi = line(k + 1);
+            valignd(x, hi, lo, uint8_t(words ? shift / 2 : shift));  // shift even: r0 >= 2
+        };
         for (int w = 0; w < s.p0; ++w) {
             // First step: the window's first vector and the vector that
             // ends it, paired into p0 partials a row.
             const Xmm acc = vmm(free_regs.back());
             free_regs.pop_back();
-            const Address first = ptr[reg_src + w * window_bytes];
-            const Address second = ptr[reg_src + w * window_bytes + s.second_at() * esz];
-            // One load of each (most windows split lines: f32's second
-            // read of each, as a permute's memory operand, was its limit
-            // at 4.2 cycles per 64 bytes).
-            if (is512()) {
-                vmovdqu32(a, first);
-                vmovdqu32(b, second);
+            if (lines) {
+                vector_at(a, w * s.r0 * n);
+                vector_at(b, w * s.r0 * n + s.second_at());
             } else {
-                load(a, first, cfg_.src_dt);
-                load(b, second, cfg_.src_dt);
-            }
-            if (words) {
-                vpmaxuw(chain0, chain0, a);
-                vpmaxuw(chain1, chain1, b);
-                if (keys) {
-                    to_key16(a, t, abs_mask);
-                    to_key16(b, t, abs_mask);
-                }
-            }
-            // The output's other rows: the same window of each, maxed
-            // lane by lane into the first row's (the tree below then
-            // takes all rows' elements of a row position at once).
-            if (multi) {
-                Label l_row;
-                mov(row, reg_src);
-                mov(rows_left, ARG(rows));
-                dec(rows_left);
-                L(l_row);
-                add(row, ARG(row_stride));
-                const Address first_r = ptr[row + w * window_bytes];
-                const Address second_r = ptr[row + w * window_bytes + s.second_at() * esz];
-                if (words) {
-                    vmovdqu16(a2, first_r);
-                    vmovdqu16(b2, second_r);
-                    vpmaxuw(chain0, chain0, a2);
-                    vpmaxuw(chain1, chain1, b2);
-                    if (keys) {
-                        to_key16(a2, t, abs_mask);
-                        to_key16(b2, t, abs_mask);
-                    }
-                    vpmaxsw(a, a, a2);
-                    vpmaxsw(b, b, b2);
-                } else {
-                    vmaxps(a, a, first_r);
-                    vmaxps(b, b, second_r);
-                }
-                dec(rows_left);
-                jnz(l_row, T_NEAR);
+                window_loads(w, keys, rows);
             }
             copy(acc, a);
             permute(acc, 0, b);
@@ -291,13 +334,13 @@ void inner_blocks_generator::tiny_rows() {
     auto store_and_next = [&](const Xmm &out, Label &again) {
         tiny_rows_store_and_next(out, t, words, lanes, again);
     };
-    Label l_done;
+    Label l_done, l_leave;
     // The groups of a call, all of one row an output or all of several.
-    auto groups = [&](bool multi) {
+    auto groups = [&](int rows, bool lines) {
         Label l_group;
         if (!words) {
             L(l_group);
-            store_and_next(group(false, multi), l_group);
+            store_and_next(group(false, rows, lines), l_group);
             jmp(l_done, T_NEAR);
             return;
         }
@@ -313,7 +356,7 @@ void inner_blocks_generator::tiny_rows() {
         L(l_group);
         cmp(redone, 2);
         jae(l_keys_only, T_NEAR);
-        const Xmm raw = group(false, multi);
+        const Xmm raw = group(false, rows, lines);
         vpmovw2m(k_ord_, raw);
         kortestd(k_ord_, k_ord_);
         jnz(l_keys, T_NEAR);
@@ -323,15 +366,43 @@ void inner_blocks_generator::tiny_rows() {
         L(l_keys);
         inc(redone);
         L(l_keys_only);
-        store_and_next(group(true, multi), l_group);
+        store_and_next(group(true, rows, lines), l_group);
         jmp(l_done, T_NEAR);
     };
-    Label l_multi;
-    cmp(ARG(rows), 1);
-    jne(l_multi, T_NEAR);
-    groups(false);
-    L(l_multi);
-    groups(true);
+    // A form for each count of rows an output. AVX-512 rows of n not a
+    // power of 2 take the lines form where src is on a line (then every
+    // group starts on one) but for calls of one row under
+    // tiny_lines_min_bytes; where src is not on a line, calls of one row
+    // take the split form and others the other paths (a form for each
+    // count of rows in each form outgrew the code buffer: bf16 rows of 31).
+    mov(r8, ARG(row_stride));
+    lea(r9, ptr[r8 + r8 * 2]);
+    lea(r10, ptr[r8 + r8 * 4]);
+    const bool by_lines = is512() && (n & (n - 1)) != 0;
+    Label l_split;
+    if (by_lines) {
+        Label l_lines;
+        test(reg_src, 63);
+        jnz(l_split, T_NEAR);
+        cmp(ARG(rows), 1);
+        jne(l_lines, T_NEAR);
+        cmp(reg_nout, int32_t(tiny_lines_min_bytes / (n * esz)));
+        jl(l_split, T_NEAR);
+        L(l_lines);
+    }
+    for (int rows = 1; rows <= tiny_tree_max_rows; ++rows) {
+        Label l_next;
+        cmp(ARG(rows), rows);
+        jne(l_next, T_NEAR);
+        groups(rows, by_lines);
+        L(l_next);
+    }
+    if (by_lines) {
+        L(l_split);
+        cmp(ARG(rows), 1);
+        jne(l_leave, T_NEAR);
+        groups(1, false);
+    }
     L(l_done);
     if (words) {
         bcast16(c_neg_inf(), neg_inf16());
@@ -339,6 +410,7 @@ void inner_blocks_generator::tiny_rows() {
     } else {
         test_invalid_flag();
     }
+    L(l_leave);  // with ZF clear: to the other paths
     tiny_rows_leave(!words, l_skip);
 }
 
