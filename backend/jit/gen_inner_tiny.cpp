@@ -379,29 +379,27 @@ void inner_blocks_generator::tiny_rows() {
     lea(r9, ptr[r8 + r8 * 2]);
     lea(r10, ptr[r8 + r8 * 4]);
     const bool by_lines = is512() && (n & (n - 1)) != 0;
-    Label l_split;
+    Label l_lines;
     if (by_lines) {
-        Label l_lines;
+        Label l_split;
         test(reg_src, 63);
         jnz(l_split, T_NEAR);
         cmp(ARG(rows), 1);
         jne(l_lines, T_NEAR);
         cmp(reg_nout, int32_t(tiny_lines_min_bytes / (n * esz)));
-        jl(l_split, T_NEAR);
-        L(l_lines);
+        jge(l_lines, T_NEAR);
+        L(l_split);
+        cmp(ARG(rows), 1);
+        jne(l_leave, T_NEAR);
+        groups(1, false);
     }
+    L(l_lines);
     for (int rows = 1; rows <= tiny_tree_max_rows; ++rows) {
         Label l_next;
         cmp(ARG(rows), rows);
         jne(l_next, T_NEAR);
         groups(rows, by_lines);
         L(l_next);
-    }
-    if (by_lines) {
-        L(l_split);
-        cmp(ARG(rows), 1);
-        jne(l_leave, T_NEAR);
-        groups(1, false);
     }
     L(l_done);
     if (words) {
