@@ -176,6 +176,14 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
     int64_t period = std::lcm(c, vl);
     if (period > max_vecs * vl) {
         if (isa != isa_t::avx512_core) return;  // AVX2's register columns: whole vectors
+        // A tile over periods of whole lines where they fit (rows of 17-49
+        // f32 columns: 16 rows, 17-49 lines), so that no load splits one.
+        const int64_t k = rows_a_period(P.rows.n, c * P.esz);
+        if (k * c * P.esz % 64 == 0 && P.rows.n >= 4 * k) {
+            P.period = k * c;
+            P.period_code = tile ? tile : get_code(tile_config(isa, P.dt, false));
+            return;
+        }
         period = max_vecs * vl / c * c;  // a masked last vector
         // One row a period: only worth it where the plan's kernel is not
         // a register-column one already (the two-stage plans' tiles).
@@ -352,7 +360,8 @@ void choose_kernels(plan &P, isa_t isa) {
         }
     }
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
-            || P.slab_code;
+            || P.slab_code
+            || (P.period_code && P.period_code->cfg.family == family_t::vert_tile);
     if (tiles && P.rows.n > 4) {
         int64_t widest = P.slab_code ? P.slab_width : P.jd.n * P.esz;
         if (P.period_code && P.period_code->cfg.family == family_t::vert_tile)

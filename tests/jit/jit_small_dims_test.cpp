@@ -284,10 +284,19 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {100000, 16}, 1)).period, z ? 64 : 32);
     EXPECT_TRUE(plan_on_two(make_problem(data_type::bf16, {100000, 24}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 32}, 1)).period_code);
-    // Past 256 elements for lcm(columns, vector): as many whole rows as
-    // 16 vectors hold, the last vector masked (AVX-512 only).
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 49}, 1)).period, z ? 245 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 100}, 1)).period, z ? 200 : 0);
+    // Past 256 elements for lcm(columns, vector) (AVX-512 only): a tile
+    // over periods of whole lines (rows_a_period: 80 rows of 49, 40 rows
+    // of 100, where they divide the rows), or where the rows are too few
+    // for 4 such periods as many whole rows as 16 vectors hold, the last
+    // vector masked.
+    const plan lines49 = plan_on_two(make_problem(data_type::f32, {100000, 49}, 1));
+    EXPECT_EQ(lines49.period, z ? 80 * 49 : 0);
+    if (z) {
+        ASSERT_TRUE(lines49.period_code);
+        EXPECT_EQ(lines49.period_code->cfg.family, family_t::vert_tile);
+    }
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 100}, 1)).period, z ? 4000 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {40, 49}, 1)).period, z ? 245 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 48}, 1)).period_code);
     // 256-511 columns (AVX-512): register columns 256 at a time, the
     // tiles the rest.
@@ -339,10 +348,10 @@ TEST(JitPlan, SmallMapsReduceChannelsByAPeriod) {
     const bool z = max_isa() == isa_t::avx512_core;
     const plan seven = plan_on_two(make_problem(data_type::bf16, {4, 2048, 7, 7}, 0b1010));
     ASSERT_TRUE(seven.slab_code);
-    EXPECT_EQ(seven.period, z ? 245 : 0);
+    EXPECT_EQ(seven.period, z ? 128 * 49 : 0);  // whole lines, the most rows: 12.25 KiB
     const plan fourteen = plan_on_two(make_problem(data_type::f32, {4, 512, 14, 14}, 0b1010));
     ASSERT_TRUE(fourteen.slab_code);
-    EXPECT_EQ(fourteen.period, z ? 196 : 0);
+    EXPECT_EQ(fourteen.period, z ? 16 * 196 : 0);
     // 5 x 3 maps: lcm(15, 16) = 240 columns; AVX2's lcm(15, 8) = 120
     // passes its 8 vectors.
     EXPECT_EQ(
