@@ -176,8 +176,13 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
     int64_t period = std::lcm(c, vl);
     if (period > max_vecs * vl) {
         if (isa != isa_t::avx512_core) return;  // AVX2's register columns: whole vectors
-        // A tile over periods of whole lines where they fit (rows of 17-49
-        // f32 columns: 16 rows, 17-49 lines), so that no load splits one.
+        // A tile over periods of whole lines where 4 of them fit
+        // (rows_a_period: 80 rows of 49 f32 columns, 128 NCHW 7x7 maps of
+        // bf16), so that no load splits a line. Zen 5, 25 MB, bg_runs.sh,
+        // % of the roofline, masked period of whole rows -> lines: NCHW
+        // reducing C and W of 7x7 maps f32 70-77 -> 94-98, bf16 56-59 ->
+        // 78-84, of 14x14 maps f32 67-80 -> 95-101; N x 17 f32 60-61 ->
+        // 99-103, f16 N x 33 57-60 -> 78-80, f32 N x 49 55-65 -> 61-76.
         const int64_t k = rows_a_period(P.rows.n, c * P.esz);
         if (k * c * P.esz % 64 == 0 && P.rows.n >= 4 * k) {
             P.period = k * c;
