@@ -335,7 +335,7 @@ void inner_blocks_generator::tiny_rows() {
         tiny_rows_store_and_next(out, t, words, lanes, again);
     };
     Label l_done, l_leave;
-    // The groups of a call, all of one row an output or all of several.
+    // The groups of a call, each output of `rows` rows.
     auto groups = [&](int rows, bool lines) {
         Label l_group;
         if (!words) {
