@@ -11,6 +11,15 @@
 
 namespace crest::impl::jit {
 
+// Calls of one row an output reading this many bytes or more take the
+// tiny rows' lines forms (gen_inner_tiny.cpp, gen_inner_tiny_dwords.cpp):
+// their shifts cost more than the split loads from L2. 2 threads, a call
+// each, % of the roofline, split -> lines: f32 NCHW 1x1024x14x14
+// reducing W (0.4 MB a call) 87-89 -> 81-82, f16 1x2048x7x7 (0.1 MB)
+// 145-187 -> 136-143; 1.6-3.2 MB a call alike or better, 12.8 MB f32
+// 55-61 -> 72-98.
+constexpr int64_t tiny_lines_min_bytes = int64_t(1) << 20;
+
 // The shape of a tiny-rows vector of outputs: rows padded to a power of two
 // elements (np), halved by the first permute pair (p0 = np / 2 partials a
 // row), so r0 = lanes / p0 rows a window of the first step.

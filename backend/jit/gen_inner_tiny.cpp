@@ -22,16 +22,6 @@ namespace crest::impl::jit {
 
 using namespace Xbyak;
 
-namespace {
-// Calls of one row an output reading this many bytes or more take the
-// lines form (tiny_rows()): its shifts cost more than the split loads
-// from L2. 2 threads, a call each, % of the roofline, split -> lines:
-// f32 NCHW 1x1024x14x14 reducing W (0.4 MB a call) 87-89 -> 81-82, f16
-// 1x2048x7x7 (0.1 MB) 145-187 -> 136-143; 1.6-3.2 MB a call alike or
-// better, 12.8 MB f32 55-61 -> 72-98.
-constexpr int64_t tiny_lines_min_bytes = int64_t(1) << 20;
-} // namespace
-
 #define ARG(field) qword[reg_args + offsetof(inner_call, field)]
 
 // Rows one after another, one row per output (of block_n elements), dst

@@ -88,45 +88,81 @@ void inner_blocks_generator::tiny_rows_dwords() {
         zero16(chain0);
         zero16(chain1);
     }
+    // lines (AVX-512 rows of 3, src on a line, calls from 1 MiB): a group
+    // of 32 rows is 3 lines, each loaded once; the windows' vectors that
+    // split a line (the first window's second, the second's first) are
+    // `valignd` of two lines, as the trees do (gen_inner_tiny.cpp).
+    auto group = [&](bool lines, Label &again) {
+        const Xmm ln[3] = {vmm(24), vmm(25), vmm(26)}, shifted = vmm(27);
+        if (lines) {
+            for (int k = 0; k < 3; ++k) {
+                vmovdqu32(ln[k], ptr[reg_src + k * 64]);
+                if (chains) vpmaxuw(k == 1 ? chain1 : chain0, k == 1 ? chain1 : chain0, ln[k]);
+            }
+        }
+        for (int w = 0; w < 2; ++w) {
+            const Xmm out = vmm(w);
+            Xmm first = a, second = b;
+            if (lines) {
+                valignd(shifted, ln[w + 1], ln[w], 8);  // 16 words on
+                first = w == 0 ? ln[0] : shifted;
+                second = w == 0 ? shifted : ln[2];
+            } else {
+                load_raw(a, ptr[reg_src + w * window_bytes]);
+                if (n == 3) vmovdqu32(b, ptr[reg_src + w * window_bytes + second_at * 2]);
+                if (chains) {
+                    vpmaxuw(chain0, chain0, a);
+                    if (n == 3) vpmaxuw(chain1, chain1, b);
+                }
+            }
+            if (n == 2) {
+                if (avx512) vpandd(x, a, high_mask);
+                else vpand(x, a, high_mask);
+                vpslld(out, a, 16);
+                vmaxps(out, out, x);
+                continue;
+            }
+            // Element k of each row, as a float: a copy of the first vector
+            // permuted with the second, its low words zeroed.
+            auto element = [&](const Xmm &to, int k) {
+                vmovdqa32(to, first);
+                vpermt2w(to | k_high | T_z, table_reg(k), second);
+            };
+            element(x, 0);
+            element(y, 1);
+            vmaxps(x, x, y);
+            element(y, 2);
+            vmaxps(out, x, y);
+        }
+        if (avx512) {
+            vpermt2w(vmm(0), pack_reg, vmm(1));
+        } else {
+            // The high words down, packed in-lane (0-3 | 8-11 | 4-7 | 12-15
+            // in qwords), then the qwords in order.
+            vpsrld(vmm(0), vmm(0), 16);
+            vpsrld(vmm(1), vmm(1), 16);
+            vpackusdw(vmm(0), vmm(0), vmm(1));
+            vpermq(Ymm(0), Ymm(0), 0xd8);
+        }
+        tiny_rows_store_and_next(vmm(0), x, true, lanes, again);
+    };
+    Label l_lines, l_done;
+    if (avx512 && n == 3) {
+        Label l_split;
+        test(reg_src, 63);
+        jnz(l_split, T_NEAR);
+        cmp(reg_nout, int32_t(tiny_lines_min_bytes / (n * 2)));
+        jge(l_lines, T_NEAR);
+        L(l_split);
+    }
     L(l_group);
-    for (int w = 0; w < 2; ++w) {
-        const Xmm out = vmm(w);
-        load_raw(a, ptr[reg_src + w * window_bytes]);
-        if (n == 3) vmovdqu32(b, ptr[reg_src + w * window_bytes + second_at * 2]);
-        if (chains) {
-            vpmaxuw(chain0, chain0, a);
-            if (n == 3) vpmaxuw(chain1, chain1, b);
-        }
-        if (n == 2) {
-            if (avx512) vpandd(x, a, high_mask);
-            else vpand(x, a, high_mask);
-            vpslld(out, a, 16);
-            vmaxps(out, out, x);
-            continue;
-        }
-        // Element k of each row, as a float: a copy of the first vector
-        // permuted with the second, its low words zeroed.
-        auto element = [&](const Xmm &to, int k) {
-            vmovdqa32(to, a);
-            vpermt2w(to | k_high | T_z, table_reg(k), b);
-        };
-        element(x, 0);
-        element(y, 1);
-        vmaxps(x, x, y);
-        element(y, 2);
-        vmaxps(out, x, y);
+    group(false, l_group);
+    if (avx512 && n == 3) {
+        jmp(l_done, T_NEAR);
+        L(l_lines);
+        group(true, l_lines);
     }
-    if (avx512) {
-        vpermt2w(vmm(0), pack_reg, vmm(1));
-    } else {
-        // The high words down, packed in-lane (0-3 | 8-11 | 4-7 | 12-15
-        // in qwords), then the qwords in order.
-        vpsrld(vmm(0), vmm(0), 16);
-        vpsrld(vmm(1), vmm(1), 16);
-        vpackusdw(vmm(0), vmm(0), vmm(1));
-        vpermq(Ymm(0), Ymm(0), 0xd8);
-    }
-    tiny_rows_store_and_next(vmm(0), x, true, lanes, l_group);
+    L(l_done);
     if (chains) {
         if (avx512) {
             bcast16(c_neg_inf(), neg_inf16());

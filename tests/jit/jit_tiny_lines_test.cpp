@@ -1,10 +1,13 @@
-// AVX-512 tiny rows' permute trees read from whole lines, called directly
-// (gen_inner_tiny.cpp): rows of n elements, n not a power of 2, from a
+// AVX-512 tiny rows' permute trees (and 16-bit rows of 3, the dwords)
+// read from whole lines, called directly (gen_inner_tiny.cpp,
+// gen_inner_tiny_dwords.cpp): rows of n elements, n not a power of 2, from a
 // src on a line, take a group's n lines each once (over every row of an
 // output) and shift each window out of them; calls of one row under 1
 // MiB, and src off a line, take the split loads (or, with several rows,
 // the other paths). Each call is checked against the values, whatever
 // path took it.
+#include <algorithm>
+
 #include "backend/jit/kernel_cache.hpp"
 #include "backend/jit/plan.hpp"
 #include "jit_direct_util.hpp"
@@ -75,11 +78,12 @@ protected:
         EXPECT_TRUE(dst.guards_ok());
     }
 
-    // Not powers of 2 (those read whole lines anyway); 16-bit rows of 2-3
-    // take dwords, not the trees.
+    // Not powers of 2 (those read whole lines anyway); 16-bit rows of 3
+    // take the dwords (gen_inner_tiny_dwords.cpp: one row an output, its
+    // own lines form), not the trees.
     std::vector<int> row_lengths() const {
         if (dt() == data_type::f32) return {3, 5, 6, 7, 9, 12, 14, 15};
-        return {5, 7, 9, 14, 15, 17, 24, 28, 31};
+        return {3, 5, 7, 9, 14, 15, 17, 24, 28, 31};
     }
 
     // Outputs enough for a call of one row that goes by lines (1 MiB).
@@ -111,6 +115,11 @@ TEST_P(JitTinyLines, NegativesAndNaN) {
     for (int n : row_lengths()) {
         for (bool neg : {false, true}) {
             run({n, big(n), 1, 0, 0, neg, neg ? -1 : int64_t(1000 * n + n - 1)}, ++seed);
+            // In each of a group's first three lines (a vector of
+            // outputs is n lines), odd: 16-bit a negative NaN.
+            const int64_t lanes = 64 / int64_t(esize(dt()));
+            for (int64_t line = 0; line < std::min(n, 3); ++line)
+                run({n, big(n), 1, 0, 0, neg, (100 * n + line) * lanes + 7}, ++seed);
             for (int rows : {2, 3, 5, 7}) {
                 const int64_t nout = 130, per_row = nout * n;
                 run({n, nout, rows, 0, 0, neg, -1}, ++seed);
