@@ -146,8 +146,9 @@ void inner_blocks_generator::tiny_rows_dwords() {
         }
         tiny_rows_store_and_next(vmm(0), x, true, lanes, again);
     };
+    const bool by_lines = avx512 && n == 3;
     Label l_lines, l_done;
-    if (avx512 && n == 3) {
+    if (by_lines) {
         Label l_split;
         test(reg_src, 63);
         jnz(l_split, T_NEAR);
@@ -157,7 +158,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
     }
     L(l_group);
     group(false, l_group);
-    if (avx512 && n == 3) {
+    if (by_lines) {
         jmp(l_done, T_NEAR);
         L(l_lines);
         group(true, l_lines);

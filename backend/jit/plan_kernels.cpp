@@ -364,13 +364,12 @@ void choose_kernels(plan &P, isa_t isa) {
             P.slab_code = get_code(slab);
         }
     }
+    const bool period_tile = P.period_code && P.period_code->cfg.family == family_t::vert_tile;
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
-            || P.slab_code
-            || (P.period_code && P.period_code->cfg.family == family_t::vert_tile);
+            || P.slab_code || period_tile;
     if (tiles && P.rows.n > 4) {
         int64_t widest = P.slab_code ? P.slab_width : P.jd.n * P.esz;
-        if (P.period_code && P.period_code->cfg.family == family_t::vert_tile)
-            widest = std::max(widest, P.period * P.esz);
+        if (period_tile) widest = std::max(widest, P.period * P.esz);
         P.tile_scratch_bytes = std::min<int64_t>(widest, vertical_tile_bytes) + 4096;
     }
     if (P.two_level && dst_dense_in_flat_order(P))
