@@ -61,6 +61,22 @@ void vertical_reg_generator::fixed_when_accumulating(const std::function<void()>
 
 void vertical_reg_generator::fixed_entry(const Label &general) {
     const int R = cfg_.block_rows;
+    if (batched()) {
+        Label l_one;
+        cmp(ARG(batch), 1);
+        jle(l_one, T_NEAR);
+        cmp(ARG(rows), R);
+        jne(l_refuse_, T_NEAR);
+        cmp(ARG(ncols), cfg_.block_cols);
+        jne(l_refuse_, T_NEAR);
+        // The lines read every batch index's slices at one phase; where
+        // the indices' phases differ, a call an index keeps the lines.
+        if (fixed_lines()) {
+            test(ARG(batch_stride), 63);
+            jnz(l_refuse_, T_NEAR);
+        }
+        L(l_one);
+    }
     if (!fixed_accumulates()) {
         cmp(ARG(accumulate), 0);
         jne(general, T_NEAR);
@@ -88,11 +104,6 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         rest = fixed_group_max();
     }
     const int group_bytes = fixed_group_max() * fixed_width();
-    auto bases = [&] {
-        if (R > 4) lea(r8, ptr[reg_src + reg_rs * 4]);
-        if (R > 8) lea(r9, ptr[r8 + reg_rs * 4]);
-        if (R > 12) lea(rax, ptr[r9 + reg_rs * 4]);
-    };
     auto group = [&](int n, bool masked_last) {
         if (raw16()) fixed_group16(n, masked_last);
         else fixed_group_f32(n, masked_last);
@@ -103,14 +114,12 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
             Label l_group;
             mov(reg_fixed_cnt, groups);
             L(l_group);
-            bases();
             group(fixed_group_max(), false);
             add(reg_src, group_bytes);
             add(reg_dst, group_bytes);
             dec(reg_fixed_cnt);
             jnz(l_group, T_NEAR);
         }
-        bases();
         group(rest, fixed_masked(nvec - 1));
         if (groups > 0) {
             sub(reg_src, groups * group_bytes);
@@ -136,6 +145,10 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         if (groups > 0) pop(reg_fixed_cnt);
         L(l_all);
     };
+    if (batched()) {
+        push(reg_batch);
+        push(reg_batch_src);
+    }
     if (fixed_streams()) {
         // A stage holds no dst to accumulate into: such calls store as
         // they go.
@@ -151,6 +164,10 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     }
     slices();
     L(l_slices_done);
+    if (batched()) {
+        pop(reg_batch_src);
+        pop(reg_batch);
+    }
     if (!raw16()) {
         redo_after_nan(general, l_done);
     }
@@ -169,7 +186,49 @@ void vertical_reg_generator::redo_after_nan(const Label &general, const Label &d
     mov(reg_src, ARG(src));
     mov(reg_dst, ARG(dst));
     mov(reg_outer, ARG(n_outer));
+    general_or_refuse(general);
+}
+
+void vertical_reg_generator::general_or_refuse(const Label &general) {
+    if (batched()) {
+        cmp(ARG(batch), 1);
+        jg(l_refuse_, T_NEAR);
+    }
     jmp(general, T_NEAR);
+}
+
+void vertical_reg_generator::over_batch(const std::function<void(bool)> &rows) {
+    rows(true);
+    if (!batched()) return;
+    Label l_next, l_done;
+    mov(reg_batch, ARG(batch));
+    sub(reg_batch, 1);
+    jle(l_done, T_NEAR);
+    mov(reg_batch_src, reg_src);
+    L(l_next);
+    add(reg_src, ARG(batch_stride));
+    rows(false);
+    dec(reg_batch);
+    jnz(l_next, T_NEAR);
+    mov(reg_src, reg_batch_src);
+    L(l_done);
+}
+
+void vertical_reg_generator::status_exit() {
+    if (!batched()) return;
+    Label l_exit;
+    xor_(eax, eax);
+    jmp(l_exit, T_NEAR);
+    L(l_refuse_);
+    mov(eax, 1);
+    L(l_exit);
+}
+
+void vertical_reg_generator::fixed_bases() {
+    const int R = cfg_.block_rows;
+    if (R > 4) lea(r8, ptr[reg_src + reg_rs * 4]);
+    if (R > 8) lea(r9, ptr[r8 + reg_rs * 4]);
+    if (R > 12) lea(rax, ptr[r9 + reg_rs * 4]);
 }
 
 void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
@@ -185,24 +244,28 @@ void vertical_reg_generator::fixed_group_f32(int nvec, bool masked_last) {
         return masked_last && i == nvec - 1 && (r == last || !whole);
     };
     auto a = [&](int r, int i) { return fw((r % 2) * nvec + i); };
-    for (int r = 0; r < cfg_.block_rows; ++r) {
-        for (int i = 0; i < nvec; ++i) {
-            const Address src = fixed_row(r, i * w);
-            const Xmm v = a(r, i);
-            if (!tail_vec(i, r)) {
-                if (r < 2) vmovups(v, src);
-                else vmaxps(v, v, src);
-            } else if (is512()) {
-                if (r < 2) vmovups(v | k_tail_ | T_z, src);
-                else vmaxps(v | k_tail_, v, src);
-            } else if (r < 2) {
-                vmaskmovps(v, fixed_mask(), src);  // lanes past the columns 0, unread
-            } else {
-                vmaskmovps(fixed_temp(), fixed_mask(), src);
-                vmaxps(v, v, fixed_temp());
+    over_batch([&](bool first) {
+        fixed_bases();
+        for (int r = 0; r < cfg_.block_rows; ++r) {
+            const bool sets = first && r < 2;  // the row starts its set
+            for (int i = 0; i < nvec; ++i) {
+                const Address src = fixed_row(r, i * w);
+                const Xmm v = a(r, i);
+                if (!tail_vec(i, r)) {
+                    if (sets) vmovups(v, src);
+                    else vmaxps(v, v, src);
+                } else if (is512()) {
+                    if (sets) vmovups(v | k_tail_ | T_z, src);
+                    else vmaxps(v | k_tail_, v, src);
+                } else if (sets) {
+                    vmaskmovps(v, fixed_mask(), src);  // lanes past the columns 0, unread
+                } else {
+                    vmaskmovps(fixed_temp(), fixed_mask(), src);
+                    vmaxps(v, v, fixed_temp());
+                }
             }
         }
-    }
+    });
     // Junk lanes (zero, or the next row's) are never stored.
     for (int i = 0; i < nvec; ++i) vmaxps(a(0, i), a(0, i), a(1, i));
     // dst's outputs last, as memory operands: a NaN there is what vmaxps
@@ -243,28 +306,33 @@ void vertical_reg_generator::fixed_group16(int nvec, bool masked_last) {
     // narrower blocks (3 columns or fewer in an xmm) mask every row on
     // AVX-512 and take no fixed blocks on AVX2 (plan_kernels.cpp).
     const bool whole = w <= 2 * cfg_.block_cols * ssz();
-    for (int i = 0; i < nvec; ++i) {
-        if (tail_vec(i) && !whole) vmovdqu16(s(i) | k_tail_ | T_z, fixed_row(0, i * w));
-        else load_raw(s(i), fixed_row(0, i * w));
-        copy16(u(i), s(i));
-        copy16(m(i), s(i));
-    }
-    for (int r = 1; r <= last; ++r) {
-        for (int i = 0; i < nvec; ++i) {
-            const Address src = fixed_row(r, i * w);
-            // One load a row: three memory operands were three L1 reads.
-            const Xmm x = fw(is512() ? row_temp((r % 2) * 2 + i % 2) : 14);
-            if ((r == last || !whole) && tail_vec(i)) {
-                if (is512()) vmovdqu16(x | k_tail_ | T_z, src);
-                else fixed_tail_avx2(x, r, i * w, t);
-            } else {
-                load_raw(x, src);
+    over_batch([&](bool first) {
+        fixed_bases();
+        if (first) {
+            for (int i = 0; i < nvec; ++i) {
+                if (tail_vec(i) && !whole) vmovdqu16(s(i) | k_tail_ | T_z, fixed_row(0, i * w));
+                else load_raw(s(i), fixed_row(0, i * w));
+                copy16(u(i), s(i));
+                copy16(m(i), s(i));
             }
-            vpmaxsw(s(i), s(i), x);
-            vpmaxuw(u(i), u(i), x);
-            vpminuw(m(i), m(i), x);
         }
-    }
+        for (int r = first ? 1 : 0; r <= last; ++r) {
+            for (int i = 0; i < nvec; ++i) {
+                const Address src = fixed_row(r, i * w);
+                // One load a row: three memory operands were three L1 reads.
+                const Xmm x = fw(is512() ? row_temp((r % 2) * 2 + i % 2) : 14);
+                if ((r == last || !whole) && tail_vec(i)) {
+                    if (is512()) vmovdqu16(x | k_tail_ | T_z, src);
+                    else fixed_tail_avx2(x, r, i * w, t);
+                } else {
+                    load_raw(x, src);
+                }
+                vpmaxsw(s(i), s(i), x);
+                vpmaxuw(u(i), u(i), x);
+                vpminuw(m(i), m(i), x);
+            }
+        }
+    });
     // dst's outputs as one more row (AVX-512 only: its masked load).
     fixed_when_accumulating([&] {
         for (int i = 0; i < nvec; ++i) {

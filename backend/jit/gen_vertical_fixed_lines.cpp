@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/jit/gen_vertical_reg.hpp"
+#include "backend/jit/generators.hpp"
 
 namespace crest::impl::jit {
 
@@ -22,12 +23,16 @@ namespace {
 constexpr int lanes = 16;  // f32 in a zmm, and in a 64-byte line
 }
 
-bool vertical_reg_generator::fixed_lines() const {
-    const int w = cfg_.block_cols, r = cfg_.block_rows;
-    if (!is512() || raw16() || packed_slices() != 1 || w < 9 || w >= lanes) return false;
+bool fixed_lines_fit(int rows, int cols) {
+    if (cols < 9 || cols >= lanes) return false;
     // Every lane of the period must hold a row element, and the fold
     // below sets each of its lines from a whole line first.
-    return r * w >= period_of(w, 4).plines * lanes + 2 * lanes;
+    return rows * cols >= period_of(cols, 4).plines * lanes + 2 * lanes;
+}
+
+bool vertical_reg_generator::fixed_lines() const {
+    return is512() && !raw16() && packed_slices() == 1
+            && fixed_lines_fit(cfg_.block_rows, cfg_.block_cols);
 }
 
 int vertical_reg_generator::fixed_lines_group() const {
@@ -47,31 +52,30 @@ void vertical_reg_generator::fixed_lines_slice(int phase, int first_line) {
     const uint64_t full = (uint64_t(1) << lanes) - 1;
     // Frame line f starts from the first whole line k = f (mod plines):
     // line f, or line plines for f = 0 when the slice starts inside line 0.
-    std::vector<bool> set(plines, false);
+    std::vector<int> setter(plines, -1);
     for (int k = 0; k < nlines; ++k) {
-        const int f = k % plines;
-        if (lane_mask(k) == full && !set[f]) {
-            vmovaps(m(f), line(k));
-            set[f] = true;
-        }
+        if (lane_mask(k) == full && setter[k % plines] < 0) setter[k % plines] = k;
     }
-    for (int k = 0; k < nlines; ++k) {
-        const int f = k % plines;
-        const uint64_t mask = lane_mask(k);
-        if (mask == full) {
-            // Each whole line but the one that set f.
-            bool first = true;
-            for (int j = f; j < k; j += plines) first = first && lane_mask(j) != full;
-            if (!first) vmaxps(m(f), m(f), line(k));
-        } else {
-            // The slice's lanes only: the others are the slices around it
-            // (never past the page: the line is aligned).
-            vmovaps(t, line(k));
-            mov(eax, mask);
-            kmovw(k_part, eax);
-            vmaxps(m(f) | k_part, m(f), t);
+    over_batch([&](bool first) {
+        if (first) {
+            for (int f = 0; f < plines; ++f) vmovaps(m(f), line(setter[f]));
         }
-    }
+        for (int k = 0; k < nlines; ++k) {
+            const int f = k % plines;
+            const uint64_t mask = lane_mask(k);
+            if (first && k == setter[f]) continue;
+            if (mask == full) {
+                vmaxps(m(f), m(f), line(k));
+            } else {
+                // The slice's lanes only: the others are the slices around
+                // it (never past the page: the line is aligned).
+                vmovaps(t, line(k));
+                mov(eax, mask);
+                kmovw(k_part, eax);
+                vmaxps(m(f) | k_part, m(f), t);
+            }
+        }
+    });
     // Row h of the period starts at lane phase + h * w of the frame.
     for (int h = 0; h < period_of(w, 4).rows; ++h) {
         const int e = phase + h * w, f = (e / lanes) % plines, s = e % lanes;
@@ -97,6 +101,7 @@ void vertical_reg_generator::fixed_lines_entry(
     jne(l_plain, T_NEAR);
     test(reg_src, reach - 1);
     jnz(l_plain, T_NEAR);
+
     cmp(reg_outer, 2 * g);
     jl(l_plain, T_NEAR);
     // Up to g - 1 slices one at a time, until src starts a line.

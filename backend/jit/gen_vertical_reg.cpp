@@ -87,6 +87,7 @@ void vertical_reg_generator::generate() {
         jnz(l_outer, T_NEAR);
     }
     L(l_end);
+    status_exit();
     vzeroupper();
     fp_env_leave();
     ret();
@@ -208,6 +209,7 @@ void vertical_reg_generator::generate_keys() {
     tail_ = false;
     outer_loop_keys();
     L(l_end);
+    status_exit();
     vzeroupper();
     ret();
 }

@@ -221,8 +221,9 @@ private:
     // Row r of the slice at reg_src, byte offset disp: rows 4k .. 4k + 3
     // from base k (reg_src, r8, r9, rax), rows of reg_rs apart.
     Address fixed_row(int r, int disp) const;
-    // nvec vectors of every row from reg_src into dst at reg_dst, the last
-    // masked when masked_last.
+    void fixed_bases();  // r8, r9 and rax for fixed_row
+    // nvec vectors of every row from reg_src (every batch index's) into
+    // dst at reg_dst, the last masked when masked_last.
     // f32: rows alternate between two accumulator sets, joined at the end;
     // a NaN raises the invalid flag, tested once a call (the call is then
     // redone by the general loop, which finds and fixes the slices).
@@ -231,6 +232,27 @@ private:
     // past the columns, inside the next row, are never stored), the last
     // row under the tail mask (past the slice may lie past src).
     void fixed_group16(int nvec, bool masked_last);
+
+    // --- Batches (kernel_config::block_batch) ---
+    // A call of vert_call::batch > 1 maxes each slice's rows over its
+    // batch indices in registers, then stores once. As a call a batch
+    // index, the later ones accumulating, each later index read the
+    // slice's dst back and wrote it again, and such calls ran at 60-84%
+    // of the roofline (NCHW reducing N and H, doc/performance.md).
+    bool batched() const { return cfg_.block_batch; }
+    // Saved at the fixed blocks' entry: the later indices left, and the
+    // slice's src at its first index.
+    const Reg64 reg_batch = r15;
+    const Reg64 reg_batch_src = rbp;
+    // rows(true) reads the rows at reg_src, rows(false) each later batch
+    // index's (reg_src moved on, then put back).
+    void over_batch(const std::function<void(bool first)> &rows);
+    // A batched call the fixed blocks refuse returns 1 (jit_status_fn);
+    // status_exit(), at the kernel's end, makes every other return 0.
+    Label l_refuse_;
+    void status_exit();
+    // To `general` when the call is not batched, else to l_refuse_.
+    void general_or_refuse(const Label &general);
     // The bytes of the columns in the last vector.
     int fixed_tail_bytes() const;
     // AVX2 16-bit, the masked vector at byte disp of row r into x (t is
@@ -254,7 +276,7 @@ private:
     bool fixed_lines() const;
     int fixed_lines_group() const;
     // The slice whose first element is lane `phase` of the line
-    // first_line lines past reg_src, into reg_dst.
+    // first_line lines past reg_src (every batch index's), into reg_dst.
     void fixed_lines_slice(int phase, int first_line);
     void fixed_lines_entry(const std::function<void()> &plain_slice, const Label &l_plain,
             const Label &l_all);

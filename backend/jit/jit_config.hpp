@@ -92,11 +92,17 @@ struct kernel_config {
     // whose slices start on lines read each slice as aligned lines folded
     // into one period of lcm(columns, a line's lanes) (gen_vertical_lines.cpp).
     int fold_cols = 0;
+    // vert_reg with block_rows (not packed): calls may pass
+    // vert_call::batch > 1, and the fixed blocks then max each slice over
+    // that many batch indices in registers before its one store; the
+    // kernel returns its status (jit_status_fn).
+    bool block_batch = false;
 
     auto tie() const {
         return std::make_tuple(isa, family, src_dt, dst_dt, unroll, block_n, prefetch, fused16,
                 prefetch_bytes, prefetch_pass, prefetch_l1_bytes, block_rows, block_cols,
-                block_row_stride, block_slice_stride, partial_last, stream_dst, fold_cols);
+                block_row_stride, block_slice_stride, partial_last, stream_dst, fold_cols,
+                block_batch);
     }
     bool operator==(const kernel_config &o) const { return tie() == o.tie(); }
     bool operator!=(const kernel_config &o) const { return !(*this == o); }
@@ -123,6 +129,7 @@ struct kernel_config_hash {
         mix(static_cast<size_t>(c.partial_last));
         mix(static_cast<size_t>(c.stream_dst));
         mix(static_cast<size_t>(c.fold_cols));
+        mix(static_cast<size_t>(c.block_batch));
         return h;
     }
 };
@@ -173,6 +180,11 @@ struct vert_call {
     // vert_tile, bf16/f16 on AVX-512, may be null (every call then starts
     // in positive mode): read at the start, written at the end.
     lane_modes16 *modes;
+    // kernel_config::block_batch only: the call is `batch` calls (0 or 1:
+    // one) whose src lie batch_stride bytes apart, the later ones
+    // accumulating (an extra reduced dim: NCHW reducing N and H).
+    int64_t batch;
+    int64_t batch_stride;  // bytes
 };
 
 // Columns of one vertical tile: up to 64 KiB of each src row, long
@@ -184,6 +196,13 @@ constexpr int vertical_tile_bytes = 64 * 1024;
 constexpr int vert_scratch_bytes = vertical_tile_bytes + 4096;
 
 using jit_fn = void (*)(const void *args);
+// The same code called for its status (kernel_config::block_batch): 0
+// when it did the call; 1 when it did not (a batch its fixed blocks
+// cannot take, or, f32, a NaN met on the way), and dst then holds, for
+// each output, its old value or the max of it and some of its elements,
+// so that one call a batch index (batch 1, the later ones accumulating)
+// makes it exact.
+using jit_status_fn = int64_t (*)(const void *args);
 
 inline size_t dt_size(data_type dt) {
     return dt == data_type::f32 ? 4 : 2;

@@ -29,6 +29,10 @@ std::shared_ptr<const generated_code> get_code(const kernel_config &cfg) {
     g->cfg = cfg;
     g->fn = cfg.family == family_t::inner ? generate_inner(cfg, g->code)
                                           : generate_vertical(cfg, g->code);
+    // The code sets rax on every return (gen_vertical_reg.hpp, status_exit);
+    // void (*)() is the cast GCC takes between function types.
+    if (cfg.block_batch)
+        g->status_fn = reinterpret_cast<jit_status_fn>(reinterpret_cast<void (*)()>(g->fn));
     c.map.emplace(cfg, g);
     return g;
 }

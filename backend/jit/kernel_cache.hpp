@@ -13,6 +13,7 @@ namespace crest::impl::jit {
 struct generated_code {
     kernel_config cfg;
     jit_fn fn = nullptr;
+    jit_status_fn status_fn = nullptr;  // kernel_config::block_batch: fn's own code
     code_buffer code;
 };
 

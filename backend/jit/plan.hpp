@@ -49,6 +49,15 @@ constexpr int64_t max_period = 256;
 // The widest period of a tile kernel's (plan::period_code), in bytes.
 constexpr int64_t max_period_bytes = 16 * 1024;
 
+// The most indices of the innermost extra reduced dim that one call of
+// a kernel with kernel_config::block_batch takes (more: several calls,
+// the later ones accumulating). More indices a call are more streams a
+// thread, and read worse: Zen 5, bg_runs.sh, % of the roofline, NCHW
+// reducing N and H, 2 / 3 / 4 a call: bf16 4x16384x14x14 89 / 67-69 /
+// 31-41; bf16 8x8192x14x14 87-94 (2), 48-53 (4, 8); f32 8x16384x7x7
+// 78-82 / - / 47-53, 66-70 (8).
+constexpr int64_t max_batch = 2;
+
 struct loop_dim {
     int64_t n = 1;
     int64_t ss = 0;  // src stride, bytes

@@ -262,6 +262,10 @@ void choose_kernels(plan &P, isa_t isa) {
                 cfg.block_cols = static_cast<int>(P.jd.n);
                 pack_slices(P, cfg);
                 cfg.stream_dst = stream_dst(P, isa, cfg);
+                // An extra reduced dim (NCHW reducing N and H) inside the
+                // calls, where the blocks accumulate (gen_vertical_reg.hpp).
+                cfg.block_batch = P.nextra > 0 && cfg.block_row_stride == 0
+                        && (P.dt == data_type::f32 || isa == isa_t::avx512_core);
             } else if (fold_lines(P, isa)) {
                 cfg.fold_cols = static_cast<int>(P.jd.n);
             }
@@ -320,6 +324,12 @@ void choose_kernels(plan &P, isa_t isa) {
         w.prefetch = w.fused16 = w.prefetch_pass = false;  // tiles' only
         w.prefetch_bytes = w.prefetch_l1_bytes = 0;
         P.chunk_code = get_code(w);
+    }
+    // Batches go to the fixed blocks only: none of these kernels take them.
+    if (P.code->cfg.block_batch && (P.period_code || P.chunk_code || P.fixed_code)) {
+        kernel_config plain = P.code->cfg;
+        plain.block_batch = false;
+        P.code = get_code(plain);
     }
     // Short inner rows whose rows dim is far apart (more than a block of 16
     // outputs): one block would read 16-output pieces of every row, as many

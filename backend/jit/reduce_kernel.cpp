@@ -93,7 +93,7 @@ private:
         // 64x64x64x64 axes 0,2: 80% -> 85% with the kernel).
         if (p_.combine_code) {
             const vert_call a {partial, dst, p_.n_out, nch, pstride * p_.esz, 0, 1, 0, 0, nullptr,
-                    nullptr};
+                    nullptr, 1, 0};
             p_.combine_code->fn(&a);
             return;
         }

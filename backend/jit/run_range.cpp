@@ -51,13 +51,14 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
         const char *from = s;
         int64_t rows = a.rows;
         if (wide > 0) {
-            const vert_call w {s, buf, L, wide, L * esz, 0, 1, 0, 0, a.scratch, a.modes};
+            const vert_call w {s, buf, L, wide, L * esz, 0, 1, 0, 0, a.scratch, a.modes, 1, 0};
             P.period_code->fn(&w);
             std::memcpy(buf + L * esz, s + wide * L * esz, size_t(left * c * esz));
             from = buf;
             rows = per + left;
         }
-        const vert_call f {from, d, c, rows, c * esz, a.accumulate, 1, 0, 0, a.scratch, a.modes};
+        const vert_call f {from, d, c, rows, c * esz, a.accumulate, 1, 0, 0, a.scratch, a.modes, 1,
+                0};
         narrow(&f);
     }
 }
@@ -100,14 +101,32 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         ridx[k] = R.lo[k];
         off += ridx[k] * P.extra[k].ss;
     }
+    // The innermost extra dim's indices up to max_batch a call, where
+    // the fixed blocks take them (kernel_config::block_batch).
+    const int bd = re - 1;
+    const bool batched = P.kind == plan_kind::vertical && bd >= 0 && P.code->status_fn
+            && rows == P.rows.n && cnt == P.jd.n;
     bool acc = false;
     for (;;) {
+        int64_t took = 1;  // indices of the innermost extra dim
         if (P.kind == plan_kind::inner) {
             const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
             fn(&a);
+        } else if (batched) {
+            took = std::min(max_batch, R.hi[bd] - ridx[bd]);
+            vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch, modes,
+                    took, P.extra[bd].ss};
+            if (P.code->status_fn(&a) != 0) {
+                a.batch = 1;
+                for (int64_t t = 0; t < took; ++t) {
+                    a.src = s + off + t * P.extra[bd].ss;
+                    a.accumulate = acc || t > 0;
+                    fn(&a);
+                }
+            }
         } else {
             const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
-                    modes};
+                    modes, 1, 0};
             if (P.fixed_code && !acc && rows == P.rows.n && cnt == P.jd.n) P.fixed_code->fn(&a);
             else if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
             else if (P.chunk_code && cnt >= max_period) run_chunks(P, fn, a);
@@ -116,8 +135,9 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         acc = true;
         int k = re - 1;
         for (; k >= 0; --k) {
-            ++ridx[k];
-            off += P.extra[k].ss;
+            const int64_t step = k == bd ? took : 1;
+            ridx[k] += step;
+            off += step * P.extra[k].ss;
             if (ridx[k] < R.hi[k]) break;
             off -= (ridx[k] - R.lo[k]) * P.extra[k].ss;
             ridx[k] = R.lo[k];
@@ -179,7 +199,7 @@ __attribute__((noinline)) void run_slabs(const plan &P, const dst_view &D, const
         // 64x64x56x56 axes 0,1 and NCHW axes 0,3, benchgraph, Zen 4).
         char *scratch = room + ((reinterpret_cast<uintptr_t>(from) + 1024) & (4096 - 64));
         const vert_call v {from, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
-                tile_scratch, modes};
+                tile_scratch, modes, 1, 0};
         if (P.period_code && c == P.jd.n) run_periodic(P, P.slab_code->fn, v);
         else P.slab_code->fn(&v);
         const inner_call in {scratch, d + c0 * D.jds, c, row_bytes, D.jds, 1, 0, P.n, 0};

@@ -93,7 +93,7 @@ protected:
                 (reinterpret_cast<uintptr_t>(scratch.data()) + 4095) & ~uintptr_t(4095);
         const vert_call a {src.data(), dst, ncols, rows, int64_t(stride * es), accumulate,
                 n_outer, int64_t(slice * es), int64_t(ncols * es),
-                with_scratch ? reinterpret_cast<void *>(at) : nullptr, modes};
+                with_scratch ? reinterpret_cast<void *>(at) : nullptr, modes, 1, 0};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
         for (int64_t i = 0; i < n_outer * ncols; ++i)
             expect_same(get(dst, i, dt()), want[i], dt(), i);

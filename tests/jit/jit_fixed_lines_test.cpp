@@ -75,7 +75,7 @@ void run(const lines_case &c, uint32_t seed) {
             want[size_t(o * c.cols + j)] = expected(src + (o * slice + j) * 4, c.rows, rs,
                     dst.data() + (o * c.cols + j) * 4, c.accumulate, data_type::f32);
     const vert_call a {src, dst.data(), c.cols, c.rows, rs * 4, c.accumulate, c.n_outer,
-            slice * 4, int64_t(c.cols) * 4, nullptr, nullptr};
+            slice * 4, int64_t(c.cols) * 4, nullptr, nullptr, 1, 0};
     code->fn(&a);
     for (int64_t i = 0; i < c.n_outer * c.cols; ++i)
         expect_same(get(dst.data(), i, data_type::f32), want[size_t(i)], data_type::f32, i);

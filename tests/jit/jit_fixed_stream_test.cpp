@@ -54,7 +54,7 @@ protected:
                 want[size_t(o * cols + c)] = expected(
                         src.data() + (o * slice + c) * es, rows, cols, nullptr, false, dt());
         const vert_call a {src.data(), dst, cols, rows, int64_t(cols * es), false, n_outer,
-                int64_t(slice * es), int64_t(dst_stride * es), nullptr, nullptr};
+                int64_t(slice * es), int64_t(dst_stride * es), nullptr, nullptr, 1, 0};
         code->fn(&a);
         for (int64_t o = 0; o < n_outer; ++o)
             for (int64_t c = 0; c < cols; ++c)

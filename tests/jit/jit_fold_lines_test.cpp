@@ -73,7 +73,7 @@ protected:
                 want[size_t(o * c.cols + j)] = expected(src + (o * slice + j) * es, c.rows, rs,
                         dst.data() + (o * c.cols + j) * es, c.accumulate, dt());
         const vert_call a {src, dst.data(), c.cols, c.rows, int64_t(rs * es), c.accumulate,
-                c.n_outer, int64_t(slice * es), int64_t(c.cols * es), nullptr, nullptr};
+                c.n_outer, int64_t(slice * es), int64_t(c.cols * es), nullptr, nullptr, 1, 0};
         code->fn(&a);
         for (int64_t i = 0; i < c.n_outer * c.cols; ++i)
             expect_same(get(dst.data(), i, dt()), want[size_t(i)], dt(), i);

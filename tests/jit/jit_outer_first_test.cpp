@@ -30,7 +30,8 @@ TEST_P(JitReduce, OuterDimsFirst) {
             {{64, 64, 7, 7}, 0b1011, false},    // keep H: a block of 49, whole
             {{8, 256, 14, 14}, 0b1010, false},  // N kept: one stage
             {{8, 256, 14, 14}, 0b1001, false},  // keep C, H: 50176, in pieces
-            {{8, 256, 14, 14}, 0b0101, false},  // keep C, W
+            {{8, 256, 14, 14}, 0b0101, false},  // keep C, W: one stage, a batch a call
+            {{8, 256, 20, 14}, 0b0101, false},  // keep C, W, 20 rows: pieces
             {{8, 256, 14, 14}, 0b0011, true},   // channels-last, keep H, W: pieces of rows
             {{8, 256, 14, 14}, 0b1001, true},   // channels-last, keep C, H
             {{10, 70, 17, 29}, 0b1001, false},  // odd: 34510 elements (one stage: slabs)
@@ -64,7 +65,7 @@ TEST_P(JitReduce, OuterDimsFirst) {
             }
         }
     }
-    // Whole (7x7 and 5x17 keep H) and in pieces (14x14 and 17x13 keep
+    // Whole (7x7 and 5x17 keep H) and in pieces (20x14 and 17x13 keep
     // C, W) at least.
     EXPECT_GE(taken, 4);
 }
