@@ -47,7 +47,7 @@ Address vertical_reg_generator::fixed_row(int r, int disp) const {
 }
 
 bool vertical_reg_generator::fixed_accumulates() const {
-    return packed_slices() == 1 && (!raw16() || is512());
+    return is512() || (packed_slices() == 1 && !raw16());
 }
 
 void vertical_reg_generator::fixed_when_accumulating(const std::function<void()> &body) {

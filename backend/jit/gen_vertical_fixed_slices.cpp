@@ -47,32 +47,65 @@ void vertical_reg_generator::fixed_packed() {
     // memory 40-44 -> 49-53% (a tie from the L3 or at 2 KiB).
     if (cfg_.prefetch)
         for (int p = 0; p < 2 * oss; p += 64) prefetcht0(ptr[reg_src + 4096 + p]);
+    // AVX-512 (fixed_accumulates): both slices' dst as one more row, the
+    // columns only (zeros above them).
+    // (k_tail_ counts the columns: words, or f32 dwords.)
+    auto gather_dst = [&] {
+        const Xmm lo(x.getIdx()), hi(t.getIdx());
+        if (raw16()) {
+            vmovdqu16(lo | k_tail_ | T_z, ptr[reg_dst]);
+            vmovdqu16(hi | k_tail_ | T_z, ptr[reg_dst + r8]);
+        } else {
+            vmovups(lo | k_tail_ | T_z, ptr[reg_dst]);
+            vmovups(hi | k_tail_ | T_z, ptr[reg_dst + r8]);
+        }
+        vinserti128(x, x, hi, 1);
+    };
     if (raw16()) {
         // a: signed max, b: unsigned max, c: unsigned min (select16),
         // from the first two rows without copies.
         const Ymm y(5);
-        gather(y, 0);
-        gather(x, 1);
-        vpmaxsw(a, y, x);
-        vpmaxuw(b, y, x);
-        vpminuw(c, y, x);
-        for (int r = 2; r <= last; ++r) {
-            gather(x, r);
-            vpmaxsw(a, a, x);
-            vpmaxuw(b, b, x);
-            vpminuw(c, c, x);
-        }
+        auto take = [&](const Ymm &v) {
+            vpmaxsw(a, a, v);
+            vpmaxuw(b, b, v);
+            vpminuw(c, c, v);
+        };
+        over_batch([&](bool first) {
+            if (first) {
+                gather(y, 0);
+                gather(x, 1);
+                vpmaxsw(a, y, x);
+                vpmaxuw(b, y, x);
+                vpminuw(c, y, x);
+            }
+            for (int r = first ? 2 : 0; r <= last; ++r) {
+                gather(x, r);
+                take(x);
+            }
+        });
+        fixed_when_accumulating([&] {
+            gather_dst();
+            take(x);
+        });
         select16(a, c, b, t);
     } else {
         // Rows alternate between a and b; a NaN raises the invalid flag
         // (fixed_entry then redoes the call), zeros above the columns none.
-        gather(a, 0);
-        gather(b, 1);
-        for (int r = 2; r <= last; ++r) {
-            gather(x, r);
-            vmaxps(r % 2 ? b : a, r % 2 ? b : a, x);
-        }
+        over_batch([&](bool first) {
+            if (first) {
+                gather(a, 0);
+                gather(b, 1);
+            }
+            for (int r = first ? 2 : 0; r <= last; ++r) {
+                gather(x, r);
+                vmaxps(r % 2 ? b : a, r % 2 ? b : a, x);
+            }
+        });
         vmaxps(a, a, b);
+        fixed_when_accumulating([&] {
+            gather_dst();
+            vmaxps(a, a, x);
+        });
     }
     const Xmm lo(a.getIdx()), hi(t.getIdx());
     vextracti128(hi, a, 1);

@@ -204,8 +204,9 @@ private:
     // dst; the slices left over go on as before.
     bool fixed_streams() const;
     // Whether the fixed blocks also take accumulating calls (an extra
-    // reduced dim's later indices: NCHW reducing N and H): one slice a
-    // vector, f32 or AVX-512. Else such calls go to the general loop.
+    // reduced dim's later indices: NCHW reducing N and H): AVX-512, packed
+    // slices too; AVX2's f32 one slice a vector. Else such calls go to
+    // the general loop.
     bool fixed_accumulates() const;
     // body's code, run only by accumulating calls (none without
     // fixed_accumulates()).

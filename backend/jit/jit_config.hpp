@@ -92,7 +92,7 @@ struct kernel_config {
     // whose slices start on lines read each slice as aligned lines folded
     // into one period of lcm(columns, a line's lanes) (gen_vertical_lines.cpp).
     int fold_cols = 0;
-    // vert_reg with block_rows (not packed): calls may pass
+    // vert_reg with block_rows (AVX2: f32, not packed): calls may pass
     // vert_call::batch > 1, and the fixed blocks then max each slice over
     // that many batch indices in registers before its one store; the
     // kernel returns its status (jit_status_fn).

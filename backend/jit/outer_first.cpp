@@ -138,23 +138,25 @@ private:
 // columns) 17 -> 81. Slabs of under 128 outputs (NCHW keeping H: 28 or
 // 56 of them) read worse than the two stages: f32 28x28 55-58 -> 83-94,
 // bf16 56x56 60-74 -> 78-88.
-// AVX-512 fixed blocks that take the batch two indices a call
-// (max_batch) read better than the two stages where a row is one vector
-// of up to 32 bytes or the slices go as lines: Zen 5, bg_runs.sh, % of
-// the roofline, NCHW reducing N and H, two stages -> one: f32
-// 8x4096x14x14 65-67 -> 96-100, 16x2048x14x14 62-65 -> 99, 8x16384x7x7
-// 60 -> 78-82, 64x2048x7x7 75 -> 83, 8x8192x12x12 99 -> 98-101; bf16
-// 8x8192x14x14 58-61 -> 87-94, 32x1024x14x14 59-60 -> 79; f16
-// 12x4096x14x14 75-76 -> 85-95. Rows of 40 bytes split loads and
-// lines in the blocks, and the two stages won: f32 8x8192x10x10 72 ->
-// 56, 8x16384x5x10 54-68 -> 51. Capped to AVX2, they won at 7x7 (99
-// -> 76) and 10x10 (102 -> 88), lost at 14x14 (80 -> 105-120): AVX2
-// keeps them.
+// AVX-512 fixed blocks that take the batch (max_batch indices a call)
+// read better than the two stages where a row is one ymm or the slices
+// go as lines: Zen 5, bg_runs.sh, % of the roofline, NCHW reducing N
+// and H, two stages -> one: f32 8x4096x14x14 65-67 -> 96-100,
+// 16x2048x14x14 62-65 -> 99, 8x16384x7x7 60 -> 78-82, 64x2048x7x7 75 ->
+// 83, 8x8192x12x12 99 -> 98-101; bf16 8x8192x14x14 58-61 -> 87-94,
+// 32x1024x14x14 59-60 -> 79; f16 12x4096x14x14 75-76 -> 85-95. The two
+// stages won over rows of 40 bytes (split loads, no lines): f32
+// 8x8192x10x10 72 -> 56, 8x16384x5x10 54-68 -> 51; and over two slices
+// a ymm (rows of up to 16 bytes, max_batch_packed a call): f16
+// 8x16384x7x7 62-70 -> 42-52, bf16 16x16384x7x7 65-69 -> 42-48, f32
+// 8x65536x3x3 64-67 -> 41-49. Capped to AVX2 they won at 7x7 (99 -> 76)
+// and 10x10 (102 -> 88) and lost at 14x14 (80 -> 105-120): AVX2 keeps
+// them.
 bool one_stage_reads_well(const plan &P) {
     if (P.kind == plan_kind::inner) return P.slab_code != nullptr && P.n_out >= 128;
     if (P.kind == plan_kind::vertical && P.code->status_fn && P.isa == isa_t::avx512_core) {
         const int64_t row_bytes = P.jd.n * P.esz;
-        if (row_bytes <= 32
+        if ((row_bytes > 16 && row_bytes <= 32)
                 || (P.dt == data_type::f32
                         && fixed_lines_fit(static_cast<int>(P.rows.n), static_cast<int>(P.jd.n))))
             return true;

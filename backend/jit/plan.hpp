@@ -57,6 +57,11 @@ constexpr int64_t max_period_bytes = 16 * 1024;
 // 31-41; bf16 8x8192x14x14 87-94 (2), 48-53 (4, 8); f32 8x16384x7x7
 // 78-82 / - / 47-53, 66-70 (8).
 constexpr int64_t max_batch = 2;
+// The same for blocks of two slices a ymm (kernel_config::block_row_stride),
+// whose accumulating calls cost more than the streams: bf16 4x65536x7x7
+// 62 (2 a call) / 58 (4), f16 3x87381x7x7 52 / 86, f32 4x131072x3x3 39 /
+// 65.
+constexpr int64_t max_batch_packed = 4;
 
 struct loop_dim {
     int64_t n = 1;

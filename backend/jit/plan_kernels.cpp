@@ -264,8 +264,9 @@ void choose_kernels(plan &P, isa_t isa) {
                 cfg.stream_dst = stream_dst(P, isa, cfg);
                 // An extra reduced dim (NCHW reducing N and H) inside the
                 // calls, where the blocks accumulate (gen_vertical_reg.hpp).
-                cfg.block_batch = P.nextra > 0 && cfg.block_row_stride == 0
-                        && (P.dt == data_type::f32 || isa == isa_t::avx512_core);
+                cfg.block_batch = P.nextra > 0
+                        && (isa == isa_t::avx512_core
+                                || (P.dt == data_type::f32 && cfg.block_row_stride == 0));
             } else if (fold_lines(P, isa)) {
                 cfg.fold_cols = static_cast<int>(P.jd.n);
             }

@@ -113,7 +113,8 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
             fn(&a);
         } else if (batched) {
-            took = std::min(max_batch, R.hi[bd] - ridx[bd]);
+            const bool packed = P.code->cfg.block_row_stride != 0;
+            took = std::min(packed ? max_batch_packed : max_batch, R.hi[bd] - ridx[bd]);
             vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch, modes,
                     took, P.extra[bd].ss};
             if (P.code->status_fn(&a) != 0) {

@@ -55,13 +55,13 @@ protected:
         return get_code(cfg);
     }
 
-    // Whether the plans batch blocks of cols columns here: not the
-    // packed ones (8-16 bytes), nor AVX2's 16-bit ones; AVX2's f32 ones
-    // where its register columns take them.
+    // Whether the plans batch blocks of cols columns here: every one on
+    // AVX-512; on AVX2 the f32 ones its register columns take, not
+    // packed (8-16 bytes).
     bool batches(int cols) const {
         const int64_t bytes = int64_t(cols) * int64_t(esize(dt()));
-        if (bytes >= 8 && bytes <= 16) return false;
         if (isa() == isa_t::avx512_core) return true;
+        if (bytes >= 8 && bytes <= 16) return false;
         return dt() == data_type::f32 && (cols % 8 == 0 ? cols <= 64 : cols < 56);
     }
 
@@ -153,7 +153,7 @@ protected:
 TEST_P(JitFixedBatch, EveryBlockAndCount) {
     if (no_batches()) GTEST_SKIP() << "AVX2's 16-bit blocks take no batches";
     const std::vector<std::pair<int, int>> blocks {
-            {14, 14}, {7, 7}, {2, 3}, {16, 9}, {5, 16}, {3, 20}, {4, 33}, {9, 64}, {2, 100}};
+            {14, 14}, {7, 7}, {2, 3}, {3, 4}, {16, 9}, {5, 16}, {3, 20}, {4, 33}, {9, 64}, {2, 100}};
     uint32_t seed = 5100;
     for (auto [rows, cols] : blocks)
         for (int64_t batch : {0, 1, 2, 3, 5})
@@ -221,8 +221,8 @@ TEST_P(JitFixedBatch, OtherBlocksRefused) {
 
 // The plans batch the fixed blocks under an extra reduced dim (NCHW
 // reducing N and H) where the blocks accumulate: f32, and 16-bit on
-// AVX-512, not the packed slices; on AVX-512 such plans of rows of up to
-// 32 bytes, or read as lines, keep to one stage.
+// AVX-512 (two slices a ymm too); on AVX-512 such plans of rows of 17-32
+// bytes, or read as lines, keep to one stage.
 TEST(JitPlan, FixedBlocksTakeTheBatch) {
     if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
     const bool z = max_isa() == isa_t::avx512_core;
@@ -233,7 +233,9 @@ TEST(JitPlan, FixedBlocksTakeTheBatch) {
     EXPECT_TRUE(batched(make_problem(data_type::f32, {2, 64, 14, 14}, 0b0101)));
     EXPECT_TRUE(batched(make_problem(data_type::f32, {6, 64, 7, 7}, 0b0101)));
     EXPECT_EQ(batched(make_problem(data_type::bf16, {2, 64, 14, 14}, 0b0101)), z);
-    EXPECT_FALSE(batched(make_problem(data_type::bf16, {2, 64, 7, 7}, 0b0101)));  // packed
+    // Two slices a ymm: AVX-512 only.
+    EXPECT_EQ(batched(make_problem(data_type::bf16, {2, 64, 7, 7}, 0b0101)), z);
+    EXPECT_EQ(batched(make_problem(data_type::f32, {2, 64, 3, 3}, 0b0101)), z);
     EXPECT_FALSE(batched(make_problem(data_type::f32, {64, 14, 14}, 0b010)));  // no batch
     EXPECT_FALSE(batched(make_problem(data_type::f32, {2, 64, 17, 14}, 0b0101)));  // 17 rows
     const reduce_problem eight = make_problem(data_type::f32, {8, 4096, 14, 14}, 0b0101);
@@ -244,6 +246,10 @@ TEST(JitPlan, FixedBlocksTakeTheBatch) {
     const reduce_problem tens = make_problem(data_type::f32, {8, 8192, 10, 10}, 0b0101);
     EXPECT_TRUE(batched(tens));
     EXPECT_FALSE(one_stage_reads_well(plan_on_two(tens)));
+    // Two slices a ymm: the two stages.
+    const reduce_problem packed = make_problem(data_type::bf16, {16, 16384, 7, 7}, 0b0101);
+    EXPECT_EQ(batched(packed), z);
+    EXPECT_FALSE(one_stage_reads_well(plan_on_two(packed)));
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitFixedBatch, every_isa_and_dtype(), isa_dt_name);
