@@ -1,6 +1,7 @@
 // Problems whose outermost dims are all reduced while the kept dims lie in
 // a dense innermost block that has reduced dims of its own (NCHW reducing
-// N and H, channels-last reducing N and C, N with any inner pattern): the
+// N and H where the fixed blocks do not take the batch, channels-last
+// reducing N and C, N with any inner pattern): the
 // one-stage plans loop over the outer dims around short inner rows or
 // narrow columns and read src at 15-45% of the roofline. Here two stages
 // instead: a vertical max over the outer dims into a block-sized buffer
