@@ -61,14 +61,18 @@ void vertical_reg_generator::fixed_when_accumulating(const std::function<void()>
 
 void vertical_reg_generator::fixed_entry(const Label &general) {
     const int R = cfg_.block_rows;
+    // Calls of another block go to `other`.
+    auto this_block = [&](const Label &other) {
+        cmp(ARG(rows), R);
+        jne(other, T_NEAR);
+        cmp(ARG(ncols), cfg_.block_cols);
+        jne(other, T_NEAR);
+    };
     if (batched()) {
         Label l_one;
         cmp(ARG(batch), 1);
         jle(l_one, T_NEAR);
-        cmp(ARG(rows), R);
-        jne(l_refuse_, T_NEAR);
-        cmp(ARG(ncols), cfg_.block_cols);
-        jne(l_refuse_, T_NEAR);
+        this_block(l_refuse_);
         // The lines read every batch index's slices at one phase; where
         // the indices' phases differ, a call an index keeps the lines.
         if (fixed_lines()) {
@@ -81,10 +85,7 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         cmp(ARG(accumulate), 0);
         jne(general, T_NEAR);
     }
-    cmp(ARG(rows), R);
-    jne(general, T_NEAR);
-    cmp(ARG(ncols), cfg_.block_cols);
-    jne(general, T_NEAR);
+    this_block(general);
     const int lanes = fixed_width() / ssz();
     const int tail = cfg_.block_cols - (fixed_vectors() - 1) * lanes;
     if (is512()) {
