@@ -138,7 +138,7 @@ private:
 // columns) 17 -> 81. Slabs of under 128 outputs (NCHW keeping H: 28 or
 // 56 of them) read worse than the two stages: f32 28x28 55-58 -> 83-94,
 // bf16 56x56 60-74 -> 78-88.
-// AVX-512 fixed blocks that take the batch (max_batch indices a call)
+// AVX-512 fixed blocks that take the batch (2-3 indices a call, batch_take)
 // read better than the two stages where a row is one ymm or the slices
 // go as lines: Zen 5, bg_runs.sh, % of the roofline, NCHW reducing N
 // and H, two stages -> one: f32 8x4096x14x14 65-67 -> 96-100,
@@ -147,7 +147,7 @@ private:
 // 32x1024x14x14 59-60 -> 79; f16 12x4096x14x14 75-76 -> 85-95. The two
 // stages won over rows of 40 bytes (split loads, no lines): f32
 // 8x8192x10x10 72 -> 56, 8x16384x5x10 54-68 -> 51; and over two slices
-// a ymm (rows of up to 16 bytes, max_batch_packed a call): f16
+// a ymm (rows of up to 16 bytes, then 4 indices a call): f16
 // 8x16384x7x7 62-70 -> 42-52, bf16 16x16384x7x7 65-69 -> 42-48, f32
 // 8x65536x3x3 64-67 -> 41-49. Capped to AVX2 they won at 7x7 (99 -> 76)
 // and 10x10 (102 -> 88) and lost at 14x14 (80 -> 105-120): AVX2 keeps

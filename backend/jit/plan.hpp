@@ -4,6 +4,7 @@
 // Everything is decided at make time; execute only walks the plan.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,19 +50,17 @@ constexpr int64_t max_period = 256;
 // The widest period of a tile kernel's (plan::period_code), in bytes.
 constexpr int64_t max_period_bytes = 16 * 1024;
 
-// The most indices of the innermost extra reduced dim that one call of
-// a kernel with kernel_config::block_batch takes (more: several calls,
-// the later ones accumulating). More indices a call are more streams a
-// thread, and read worse: Zen 5, bg_runs.sh, % of the roofline, NCHW
-// reducing N and H, 2 / 3 / 4 a call: bf16 4x16384x14x14 89 / 67-69 /
-// 31-41; bf16 8x8192x14x14 87-94 (2), 48-53 (4, 8); f32 8x16384x7x7
-// 78-82 / - / 47-53, 66-70 (8).
-constexpr int64_t max_batch = 2;
-// The same for blocks of two slices a ymm (kernel_config::block_row_stride),
-// whose accumulating calls cost more than the streams: bf16 4x65536x7x7
-// 62 (2 a call) / 58 (4), f16 3x87381x7x7 52 / 86, f32 4x131072x3x3 39 /
-// 65.
-constexpr int64_t max_batch_packed = 4;
+// How many of `left` indices of the innermost extra reduced dim the next
+// call of a kernel with kernel_config::block_batch takes (the later
+// calls accumulate): 2, or the last 3 together. More indices a call are
+// more streams a thread and read worse, and a call of one index that
+// accumulates costs most. Zen 5, bg_runs.sh, % of the roofline, NCHW
+// reducing N and H, as 2+2 / 3+1 / 4: bf16 4x16384x14x14 89 / 67-69 /
+// 31-41; bf16 8x8192x14x14 87-94 (2 a call) / 48-53 (4, 8 a call); two
+// slices a ymm (7x7 16-bit, 3x3 f32) 4x65536x7x7 f16 54-63 / - / 45-53,
+// bf16 55-61 / - / 46-51, in another state f16 2+2 69-72 against 4 30-31.
+// As 2+1 / 3: f16 3x87381x7x7 52 / 86; f16 3x21845x14x14 alike (74-80).
+inline int64_t batch_take(int64_t left) { return left == 3 ? 3 : std::min<int64_t>(2, left); }
 
 struct loop_dim {
     int64_t n = 1;

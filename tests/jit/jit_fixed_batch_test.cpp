@@ -147,7 +147,7 @@ protected:
 
 // Blocks of one vector or several (xmm, ymm, zmm, a masked last one or
 // none; f32 14 columns the lines on AVX-512), 1-5 indices (the plans
-// pass at most max_batch, the code takes any count), fresh and
+// pass 2 or 3, batch_take; the code takes any count), fresh and
 // accumulating, a staged dst or not, indices on the lines' grid or off
 // it, src on a line or not, negative values.
 TEST_P(JitFixedBatch, EveryBlockAndCount) {
