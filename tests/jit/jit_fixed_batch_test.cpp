@@ -252,6 +252,24 @@ TEST(JitPlan, FixedBlocksTakeTheBatch) {
     EXPECT_FALSE(one_stage_reads_well(plan_on_two(packed)));
 }
 
+// Calls take 2 indices, the last 3 together: no call of a lone index
+// that accumulates (but a batch of 1).
+TEST(JitPlan, BatchCallsTakeTwoOrTheLastThree) {
+    std::vector<int64_t> calls;
+    for (int64_t batch : {1, 2, 3, 4, 5, 8, 9}) {
+        calls.clear();
+        for (int64_t left = batch; left > 0;) {
+            calls.push_back(batch_take(left));
+            left -= calls.back();
+        }
+        for (size_t i = 0; i < calls.size(); ++i) {
+            const bool last = i + 1 == calls.size();
+            EXPECT_EQ(calls[i], last ? (batch % 2 ? std::min<int64_t>(batch, 3) : 2) : 2)
+                    << "batch " << batch << " call " << i;
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, JitFixedBatch, every_isa_and_dtype(), isa_dt_name);
 
 } // namespace
