@@ -46,8 +46,13 @@ Address vertical_reg_generator::fixed_row(int r, int disp) const {
     }
 }
 
+bool fixed_blocks_accumulate(const kernel_config &cfg) {
+    return cfg.isa == isa_t::avx512_core
+            || (cfg.block_row_stride == 0 && cfg.src_dt == data_type::f32);
+}
+
 bool vertical_reg_generator::fixed_accumulates() const {
-    return is512() || (packed_slices() == 1 && !raw16());
+    return fixed_blocks_accumulate(cfg_);
 }
 
 void vertical_reg_generator::fixed_when_accumulating(const std::function<void()> &body) {

@@ -203,10 +203,7 @@ private:
     // reg_outer holds), the stage's whole lines then non-temporal to
     // dst; the slices left over go on as before.
     bool fixed_streams() const;
-    // Whether the fixed blocks also take accumulating calls (an extra
-    // reduced dim's later indices: NCHW reducing N and H): AVX-512, packed
-    // slices too; AVX2's f32 one slice a vector. Else such calls go to
-    // the general loop.
+    // fixed_blocks_accumulate (generators.hpp) for this kernel.
     bool fixed_accumulates() const;
     // body's code, run only by accumulating calls (none without
     // fixed_accumulates()).

@@ -66,4 +66,11 @@ bool fold_fits(int cols, data_type dt);
 // that every lane of the period holds a row element.
 bool fixed_lines_fit(int rows, int cols);
 
+// Whether the vert_reg fixed blocks of cfg take accumulating calls (an
+// extra reduced dim's later indices: NCHW reducing N and H) themselves,
+// and so batches (kernel_config::block_batch): AVX-512, two slices a ymm
+// too; AVX2's f32 one slice a vector. Else such calls go to the general
+// loop (gen_vertical_fixed.cpp).
+bool fixed_blocks_accumulate(const kernel_config &cfg);
+
 } // namespace crest::impl::jit

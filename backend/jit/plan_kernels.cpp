@@ -231,6 +231,7 @@ void choose_kernels(plan &P, isa_t isa) {
     kernel_config cfg;
     cfg.isa = isa;
     cfg.family = P.kind == plan_kind::inner ? family_t::inner : family_t::vert_tile;
+    cfg.src_dt = cfg.dst_dt = P.dt;
     if (P.kind == plan_kind::vertical) {
         const int vl = isa == isa_t::avx512_core ? 16 : 8;
         const int max_vecs = isa == isa_t::avx512_core ? 16 : 8;
@@ -263,16 +264,13 @@ void choose_kernels(plan &P, isa_t isa) {
                 pack_slices(P, cfg);
                 cfg.stream_dst = stream_dst(P, isa, cfg);
                 // An extra reduced dim (NCHW reducing N and H) inside the
-                // calls, where the blocks accumulate (gen_vertical_reg.hpp).
-                cfg.block_batch = P.nextra > 0
-                        && (isa == isa_t::avx512_core
-                                || (P.dt == data_type::f32 && cfg.block_row_stride == 0));
+                // calls, where the blocks accumulate.
+                cfg.block_batch = P.nextra > 0 && fixed_blocks_accumulate(cfg);
             } else if (fold_lines(P, isa)) {
                 cfg.fold_cols = static_cast<int>(P.jd.n);
             }
         }
     }
-    cfg.src_dt = cfg.dst_dt = P.dt;
     const bool far_rows_16bit = P.dt != data_type::f32 && isa == isa_t::avx512_core
             && P.kind == plan_kind::vertical && P.rows.n >= 16
             && P.rows.ss >= vertical_tile_bytes;

@@ -153,7 +153,8 @@ protected:
 TEST_P(JitFixedBatch, EveryBlockAndCount) {
     if (no_batches()) GTEST_SKIP() << "AVX2's 16-bit blocks take no batches";
     const std::vector<std::pair<int, int>> blocks {
-            {14, 14}, {7, 7}, {2, 3}, {3, 4}, {16, 9}, {5, 16}, {3, 20}, {4, 33}, {9, 64}, {2, 100}};
+            {14, 14}, {7, 7}, {2, 3}, {3, 4}, {16, 9}, {5, 16}, {3, 20}, {4, 33}, {9, 64},
+            {2, 100}};
     uint32_t seed = 5100;
     for (auto [rows, cols] : blocks)
         for (int64_t batch : {0, 1, 2, 3, 5})
