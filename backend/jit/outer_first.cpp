@@ -23,16 +23,18 @@ constexpr int64_t min_src_bytes = 256 * 1024;
 // the tiles' rows (pieces of 32 KiB read f16 NCHW 28x28 reducing N and W
 // 8 points below the one-stage plan, of 64 KiB 4 above).
 constexpr int64_t buffer_bytes = 64 * 1024;
-// Blocks up to this run each stage whole: their first stage's own plan
-// (two-level partials, tile scratch) then runs below the buffer, within
-// the stack budget of decisions.md.
+// Blocks up to this (all lead_n of them together) run each stage whole:
+// their first stage's own plan (two-level partials, tile scratch) then
+// runs below the buffer, within the stack budget of decisions.md.
 constexpr int64_t whole_block_bytes = 16 * 1024;
 
 // Blocks of up to whole_block_bytes run each stage whole, on the pool,
 // through a stack buffer. Larger blocks go in pieces of whole indices of
-// the block's outermost dim: each thread takes a range of them and runs
-// both stages on its pieces, with one stack buffer and one tile scratch
-// for both.
+// the block's outermost dim (units: a kept index outside and one of the
+// block's, lead_n x idx_n of them): each thread takes a range of units and
+// runs both stages on its pieces, with one stack buffer and one tile
+// scratch for both. Both stages see the buffer as the dense [lead x
+// block] array the split's problems describe.
 class outer_first_kernel : public kernel {
 public:
     outer_first_kernel(const outer_first_split &s, const thread_pool &pool)
@@ -56,7 +58,8 @@ public:
         // The outer stage's outputs are the block's elements in memory
         // order (one kept dim): a vertical plan over them.
         if (outer_plan_.kind != plan_kind::vertical || outer_plan_.two_level
-                || block_plan_.two_level || block_plan_.n_out != s_.idx_n * s_.idx_outputs) {
+                || block_plan_.two_level
+                || block_plan_.n_out != s_.lead_n * s_.idx_n * s_.idx_outputs) {
             if (why_not) *why_not = "outer-first: no piecewise plan";
             return false;
         }
@@ -75,7 +78,7 @@ public:
         if (outer_) return whole(inputs[0], outputs[0]);
         const char *src = static_cast<const char *>(inputs[0]);
         char *dst = static_cast<char *>(outputs[0]);
-        const int64_t n = s_.idx_n;
+        const int64_t n = s_.lead_n * s_.idx_n;
         // As the one-stage plans: small problems on the calling thread.
         const int nch = s_.src_bytes < inline_bytes()
                 ? 1 : static_cast<int>(std::min<int64_t>(pool_.size(), n));
@@ -86,16 +89,16 @@ public:
 
 private:
     void whole(const void *src, void *dst) const {
-        with_stack_scratch(s_.block_elems * esz_, [&](void *mid) {
+        with_stack_scratch(s_.lead_n * s_.block_elems * esz_, [&](void *mid) {
             outer_->execute(&src, &mid);
             const void *from = mid;
             block_->execute(&from, &dst);
         });
     }
 
-    // Indices [lo, hi) of the block's outermost dim, a buffer's worth at
-    // a time. Pointers below the buffer stand for the block's start: the
-    // kernels only touch the piece's part.
+    // Units [lo, hi), a buffer's worth of one kept index outside at a
+    // time. Pointers below the buffer stand for the [lead x block] array's
+    // start: the kernels only touch the piece's part.
     void pieces(const char *src, char *dst, int64_t lo, int64_t hi) const {
         alignas(64) char buf[buffer_bytes];
         const int64_t per = std::max<int64_t>(1, buffer_bytes / (s_.idx_elems * esz_));
@@ -104,14 +107,16 @@ private:
         const int64_t scratch_bytes =
                 std::max(outer_plan_.tile_scratch_bytes, block_plan_.tile_scratch_bytes);
         with_stack_scratch(scratch_bytes, [&](void *scratch) {
-            for (int64_t i0 = lo; i0 < hi; i0 += per) {
-                const int64_t i1 = std::min(hi, i0 + per);
-                char *block = buf - i0 * s_.idx_elems * esz_;
+            for (int64_t u = lo; u < hi;) {
+                const int64_t i0 = u % s_.idx_n;
+                const int64_t cnt = std::min({per, s_.idx_n - i0, hi - u});
+                const int64_t elems = u * s_.idx_elems;  // the piece's first, in [lead x block]
+                char *block = buf - elems * esz_;
                 dst_view D1 = plan_dst_view(outer_plan_, block);
-                run_range(outer_plan_, src, D1, i0 * s_.idx_elems, i1 * s_.idx_elems, R1,
-                        scratch);
-                run_range(block_plan_, block, D2, i0 * s_.idx_outputs, i1 * s_.idx_outputs, R2,
-                        scratch);
+                run_range(outer_plan_, src, D1, elems, elems + cnt * s_.idx_elems, R1, scratch);
+                run_range(block_plan_, block, D2, u * s_.idx_outputs,
+                        (u + cnt) * s_.idx_outputs, R2, scratch);
+                u += cnt;
             }
         });
     }
@@ -171,29 +176,40 @@ bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
     if (c.k != canonical::kind::compute) return false;
     const auto &d = c.dims;
     const int m = static_cast<int>(d.size());
-    int k0 = 0;
+    int kl = 0;  // [0, kl): kept dims outside; [kl, k0): the reduced outer dims
+    while (kl < m && !d[kl].reduced) ++kl;
+    int k0 = kl;
     while (k0 < m && d[k0].reduced) ++k0;
-    if (k0 == 0 || k0 == m || d[m - 1].ss != 1) return false;
+    if (k0 == kl || k0 == m || d[m - 1].ss != 1) return false;
     bool reduced_inside = false;
     for (int i = k0; i < m; ++i) {
         reduced_inside |= d[i].reduced;
         if (i + 1 < m && d[i].ss != d[i + 1].ss * d[i + 1].n) return false;  // not dense
     }
-    int64_t rows = 1;
-    for (int i = 0; i < k0; ++i) rows *= d[i].n;
+    int64_t rows = 1, lead = 1;
+    for (int i = 0; i < kl; ++i) lead *= d[i].n;
+    for (int i = kl; i < k0; ++i) rows *= d[i].n;
     const int64_t block = d[k0].ss * d[k0].n, esz = static_cast<int64_t>(dt_size(p.dt));
-    if (!reduced_inside || rows < min_outer_rows || rows * block * esz < min_src_bytes
+    if (!reduced_inside || rows < min_outer_rows || lead * rows * block * esz < min_src_bytes
             || d[k0].ss * esz > buffer_bytes)
         return false;
 
+    // The buffer between the stages: a dense [lead x block], the kept dims
+    // outside in their order.
+    int64_t buf_stride[max_dims];
+    int64_t st = block;
+    for (int i = kl - 1; i >= 0; --i) {
+        buf_stride[i] = st;
+        st *= d[i].n;
+    }
     reduce_problem &o = s->outer;
     o = reduce_problem {};
     o.dt = p.dt;
     for (int i = 0; i < k0; ++i) {
         o.dims.push_back(d[i].n);
         o.src_strides.push_back(d[i].ss);
-        o.dst_strides.push_back(0);
-        o.reduce_mask |= 1u << i;
+        o.dst_strides.push_back(i < kl ? buf_stride[i] : 0);
+        if (i >= kl) o.reduce_mask |= 1u << i;
     }
     o.dims.push_back(block);
     o.src_strides.push_back(1);
@@ -202,28 +218,37 @@ bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
     reduce_problem &b = s->block;
     b = reduce_problem {};
     b.dt = p.dt;
+    for (int i = 0; i < kl; ++i) {
+        b.dims.push_back(d[i].n);
+        b.src_strides.push_back(buf_stride[i]);
+        b.dst_strides.push_back(d[i].ds);
+    }
     int64_t outputs = 1;
     for (int i = k0; i < m; ++i) {
         b.dims.push_back(d[i].n);
         b.src_strides.push_back(d[i].ss);
         b.dst_strides.push_back(d[i].reduced ? 0 : d[i].ds);
-        if (d[i].reduced) b.reduce_mask |= 1u << (i - k0);
+        if (d[i].reduced) b.reduce_mask |= 1u << (kl + i - k0);
         else if (i > k0) outputs *= d[i].n;
     }
+    s->lead_n = lead;
     s->block_elems = block;
-    s->src_bytes = rows * block * esz;
+    s->src_bytes = lead * rows * block * esz;
     s->idx_n = d[k0].n;
     s->idx_elems = d[k0].ss;
     s->idx_outputs = outputs;
     return true;
 }
 
+bool outer_first_whole(const outer_first_split &s) {
+    return s.lead_n * s.block_elems * static_cast<int64_t>(dt_size(s.outer.dt))
+            <= whole_block_bytes;
+}
+
 kernel_ptr make_outer_first(const outer_first_split &s, const thread_pool &pool,
         std::string *why_not) {
     auto k = std::make_shared<outer_first_kernel>(s, pool);
-    const bool ok = s.block_elems * static_cast<int64_t>(dt_size(s.outer.dt)) <= whole_block_bytes
-            ? k->make_whole(why_not)
-            : k->make_pieces(why_not);
+    const bool ok = outer_first_whole(s) ? k->make_whole(why_not) : k->make_pieces(why_not);
     return ok ? k : nullptr;
 }
 

@@ -2,8 +2,9 @@
 // outer dims reduced first into a block buffer, then the block's own
 // reduction; blocks that fit the buffer whole and blocks taken in pieces
 // of their outermost dim, NCHW and channels-last, odd sizes, NaN of
-// either sign, negative data, one and two threads. Problems whose one
-// stage reads as well keep it (one_stage_reads_well).
+// either sign, negative data, one and two threads; kept dims outside the
+// reduced ones (NCHW reducing C and W), whole and in pieces. Problems
+// whose one stage reads as well keep it (one_stage_reads_well).
 #include "tests/jit/jit_reduce_fixture.hpp"
 
 #include "backend/jit/outer_first.hpp"
@@ -28,7 +29,10 @@ TEST_P(JitReduce, OuterDimsFirst) {
     };
     const shape_case cases[] = {
             {{64, 64, 7, 7}, 0b1011, false},    // keep H: a block of 49, whole
-            {{8, 256, 14, 14}, 0b1010, false},  // N kept: one stage
+            {{8, 256, 14, 14}, 0b1010, false},  // keep N, H: 8 blocks of 196, whole
+            {{3, 4001, 5, 5}, 0b1010, false},   // keep N, H: 3 blocks of 25, whole
+            {{3, 70, 56, 56}, 0b1010, false},   // keep N, H: blocks of 3136 (one stage: slabs)
+            {{4, 192, 14, 14}, 0b0110, true},   // channels-last, keep N, W: pieces of W
             {{8, 256, 14, 14}, 0b1001, false},  // keep C, H: 50176, in pieces
             {{8, 256, 14, 14}, 0b0101, false},  // keep C, W: one stage, a batch a call
             {{8, 256, 20, 14}, 0b0101, false},  // keep C, W, 20 rows: pieces
@@ -44,7 +48,7 @@ TEST_P(JitReduce, OuterDimsFirst) {
                 c.channels_last ? permuted(c.dims, nhwc) : dims_t {});
         outer_first_split s;
         const bool eligible = split_outer_first(p, &s);
-        EXPECT_EQ(eligible, c.mask != 0b1010) << describe(p);
+        EXPECT_TRUE(eligible) << describe(p);
         const bool two_stages = eligible && !one_stage_reads_well(plan_on_two(p));
         const std::string name = run(p);
         EXPECT_EQ(outer_first(name), two_stages) << name;
@@ -65,14 +69,15 @@ TEST_P(JitReduce, OuterDimsFirst) {
             }
         }
     }
-    // Whole (7x7 and 5x17 keep H) and in pieces (20x14 and 17x13 keep
-    // C, W) at least.
-    EXPECT_GE(taken, 4);
+    // Whole (7x7 and 5x17 keep H, 5x5 keep N and H) and in pieces (20x14
+    // and 17x13 keep C, W, channels-last keep N and W) at least.
+    EXPECT_GE(taken, 6);
 }
 
 // Random 4-D and 5-D problems of 256 KiB to 1 MiB whose outermost dim
-// in memory is reduced: random sizes, masks and dim orders, dense or with
-// a padded outer stride; whichever plan they take, the ref's results.
+// in memory is reduced, or kept (a third of them: kept dims outside):
+// random sizes, masks and dim orders, dense or with a padded outer
+// stride; whichever plan they take, the ref's results.
 TEST_P(JitReduce, OuterDimsFirstRandomShapes) {
     std::mt19937 rng(1234);
     int taken = 0;
@@ -89,8 +94,9 @@ TEST_P(JitReduce, OuterDimsFirstRandomShapes) {
         std::vector<int> order(static_cast<size_t>(nd));
         for (int i = 0; i < nd; ++i) order[size_t(i)] = i;
         std::shuffle(order.begin() + 1, order.end(), rng);  // dim 0 outermost
-        uint32_t mask = 1;
+        uint32_t mask = rng() % 3 == 0 ? 0 : 1;
         for (int i = 1; i < nd; ++i) mask |= uint32_t(rng() % 2) << i;
+        if ((mask >> 1) == 0) mask |= 2;
         const bool padded = rng() % 4 == 0;
         dims_t pad(static_cast<size_t>(nd), 0);
         if (padded) pad[size_t(order[1])] = 1;
@@ -104,9 +110,10 @@ TEST_P(JitReduce, OuterDimsFirstRandomShapes) {
     EXPECT_GT(taken, 0);
 }
 
-// Eligibility: the outer dims all reduced, at least 8 rows of them and
-// 256 KiB of src, a dense block with a reduced dim of its own and at
-// most a buffer's worth under one index of its outermost dim.
+// Eligibility: reduced outer dims (kept ones outside them, if any), at
+// least 8 rows of them and 256 KiB of src, a dense block with a reduced
+// dim of its own and at most a buffer's worth under one index of its
+// outermost dim.
 TEST(JitOuterFirst, Eligibility) {
     outer_first_split s;
     auto split = [&](const dims_t &d, uint32_t mask, const dims_t &ss = {}) {
@@ -128,8 +135,24 @@ TEST(JitOuterFirst, Eligibility) {
     EXPECT_EQ(s.idx_n, 512);
     EXPECT_EQ(s.idx_elems, 196);
     EXPECT_EQ(s.idx_outputs, 14);
+    // N kept outside: 3 blocks of [5 x 5] after the 4001 rows of C.
+    ASSERT_TRUE(split({3, 4001, 5, 5}, 0b1010));
+    EXPECT_EQ(s.lead_n, 3);
+    EXPECT_EQ(s.block_elems, 25);
+    EXPECT_EQ(s.idx_n, 5);
+    EXPECT_EQ(s.idx_elems, 5);
+    EXPECT_EQ(s.idx_outputs, 1);
+    EXPECT_EQ(s.outer.dims, (dims_t {3, 4001, 25}));
+    EXPECT_EQ(s.outer.dst_strides, (dims_t {25, 0, 1}));
+    EXPECT_EQ(s.block.dims, (dims_t {3, 5, 5}));
+    EXPECT_EQ(s.block.src_strides, (dims_t {25, 5, 1}));
+    EXPECT_EQ(s.block.reduce_mask, 0b100u);
+    EXPECT_TRUE(outer_first_whole(s));
+    ASSERT_TRUE(split({3, 70, 56, 56}, 0b1010));  // 3 x 3136 f32: 37 KiB, in pieces
+    EXPECT_EQ(s.lead_n, 3);
+    EXPECT_FALSE(outer_first_whole(s));
     EXPECT_FALSE(split({64, 512, 14, 14}, 0b0001));   // the block has no reduced dim
-    EXPECT_FALSE(split({64, 512, 14, 14}, 0b0110));   // N kept
+    EXPECT_FALSE(split({64, 512, 14, 14}, 0b0110));   // N kept, the block (W) has none
     EXPECT_FALSE(split({4, 512, 14, 14}, 0b1001));    // 4 outer rows
     EXPECT_FALSE(split({16, 16, 14, 14}, 0b1001));    // 200 KiB
     EXPECT_FALSE(split({64, 8, 2, 20000}, 0b1001));   // 20000 elements an index
