@@ -117,6 +117,8 @@ bool parse_option(const std::string &w, settings &s, globals &g) {
         s.expect_error = false;
     } else if (starts_with(w, "--csv=", &v)) {
         g.csv = v;
+    } else if (w == "--onednn=0" || w == "--onednn=1") {
+        g.onednn = w.back() == '1';
     } else if (w.size() >= 3 && w[0] == '-' && w[1] == 'v'
             && w.find_first_not_of("0123456789", 2) == std::string::npos) {
         g.verbose = std::atoi(w.c_str() + 2);
@@ -225,6 +227,7 @@ Crest-only options:
   --expect-error        negative case: it must end INVALID_ARGUMENTS (still
                         counted so, but the run does not fail for it); if it
                         does not, the case FAILED
+  --onednn=0|1          mode P: time the direct oneDNN primitive (default 1)
   --csv=FILE            mode P: write case,time_ms,bytes,gbps,roofline_gbps,
                         onednn_ms,onednn_impl,pct_roofline,speedup_vs_onednn,
                         kernel,cpu_wait_pct,machine (one row per case)

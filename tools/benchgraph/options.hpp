@@ -30,6 +30,10 @@ struct settings {
 struct globals {
     int verbose = 0;
     std::string csv;
+    // Mode P: time the direct oneDNN primitive too. Off (--onednn=0) for
+    // A/Bs of crest builds, where oneDNN's reference loop took most of a
+    // run (16-bit sweeps: 25 of 27 minutes).
+    bool onednn = true;
 };
 
 // Thrown for a bad word on the command line or in a batch file.

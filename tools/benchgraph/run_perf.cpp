@@ -86,7 +86,7 @@ void run_perf(run_state &st, const crest::engine &eng,
     const logical_tensor *dst = nullptr;
     std::unique_ptr<buffer> dbuf;
     std::unique_ptr<onednn_reduce> one;
-    if (single_reduce_max(st, &prob, &src_id, &dst)) {
+    if (st.g.onednn && single_reduce_max(st, &prob, &src_id, &dst)) {
         dbuf = std::make_unique<buffer>(span_bytes(*dst));
         one = std::make_unique<onednn_reduce>(
                 prob, st.inputs.at(src_id)->data(), dbuf->data(), pool);
