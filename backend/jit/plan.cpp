@@ -263,6 +263,15 @@ bool make_plan(const reduce_problem &p, isa_t isa, int pool_size, plan *out,
     // 2x1024x14x14 reducing C and H 41-42 -> 95-98, 1x512x28x28 reducing
     // C and W 47-50 -> 94-106, bf16 2x1024x14x14 58-59 -> 63-77.
     if (P.kind == plan_kind::inner && !P.two_level && P.n_out < 64 * P.nchunks) P.out_align = 1;
+    // Vertical plans that share out whole slices (outer_slices_share)
+    // start each chunk on a slice: with bounds in multiples of 32 columns
+    // a tile's thread took part of a slice, each of its rows in part and
+    // off the plan's period. Zen 4, benchgraph, 4 alternate rounds, % of
+    // the roofline, [2 x 8359 x 784] reducing the middle (the first stage
+    // of NCHW 2x8359x28x28 reducing C and W): bf16 .
+    if (P.kind == plan_kind::vertical && !P.two_level && P.nchunks > 1 && P.njsub == 1
+            && outer_slices_share(P, P.nchunks))
+        P.out_align = P.jd.n;
     // A transposed output is written whole positions at a time (see
     // run_range): thread chunks start on position bounds.
     if (P.kind == plan_kind::vertical && P.njsub > 1) P.out_align = P.jsub[P.njsub - 1].n;

@@ -119,18 +119,44 @@ void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
 
 // How many rows of row_bytes a tile's period takes (at most
 // max_period_bytes): first a period of whole lines, so that no pass splits
-// its loads; then no rows left over, which the plan's own kernel would
-// fold one by one; then the most. Zen 4, same-run A/Bs, 25 MiB, 128 rows
-// of 784 columns: 10 rows a period (8 left over) read f16 at 236 us, 4
-// or 8 rows at 171 us; bf16 608-632 -> 477-519 us (4 rows), 330 us (8).
+// its loads; then few rows left over (at most 1/64 of them), which the
+// plan's own kernel folds one by one; then the most. Zen 4, same-run
+// A/Bs, 25 MiB, 128 rows of 784 columns: 10 rows a period (8 left over)
+// read f16 at 236 us, 4 or 8 rows at 171 us; bf16 608-632 -> 477-519 us
+// (4 rows), 330 us (8). Over many rows the widest period reads best,
+// where none left over had picked the first that divided best (session
+// 36, Zen 4, benchgraph, % of the roofline, [3 x 174762 x 25] bf16
+// reducing the middle: periods of 32 rows 49-51, 64 rows 79-84, 320 rows
+// 96-97; 3 alternate rounds of NCHW 5x5 to 14x14 maps reducing N and C,
+// 25 MiB: bf16 79-92 -> 88-98, f16 83-93 -> 90-101, f32 tied).
 int64_t rows_a_period(int64_t rows, int64_t row_bytes) {
     int64_t best = 2;
     auto score = [&](int64_t k) {
-        return std::make_tuple((k * row_bytes) % 64 == 0, -(rows % k), k);
+        const int64_t left = rows % k;
+        return std::make_tuple((k * row_bytes) % 64 == 0, left * 64 <= rows ? 0 : -left, k);
     };
     for (int64_t k = 3; k * row_bytes <= max_period_bytes; ++k)
         if (score(k) > score(best)) best = k;
     return best;
+}
+
+// A tile kernel over P's rows k at a time (periods of k rows, one after
+// another). 16-bit ones prefetch and fuse their loads as a tile over such
+// rows would (choose_tile_prefetch: the next pass's rows); f32 ones lost
+// 3-10 points with it. Zen 4, benchgraph, 3 alternate rounds, % of the
+// roofline, plain -> prefetching, NCHW reducing N and C of 5x5 to 14x14
+// maps at 25 MiB (2-3 x C): bf16 59-67 -> 84-93, f16 55-66 -> 84-93;
+// the first stage of reducing C and W alike (61-66 -> 86-94).
+std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int64_t k) {
+    if (P.dt == data_type::f32) return get_code(tile_config(isa, P.dt, false));
+    plan view = P;
+    view.jd.n = k * P.jd.n;
+    view.rows = {P.rows.n / k, view.jd.n * P.esz, 0};
+    const bool from_memory = prefetch_src(P.src_bytes, streams::many);
+    kernel_config t = tile_config(isa, P.dt, from_memory,
+            !from_memory && fused_loads16(view, isa, view.rows.n, view.rows.ss));
+    choose_tile_prefetch(view, isa, from_memory, t);
+    return get_code(t);
 }
 
 // Rows of under 64 bytes, or not a whole number of vectors, one after
@@ -186,7 +212,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         const int64_t k = rows_a_period(P.rows.n, c * P.esz);
         if (k * c * P.esz % 64 == 0 && P.rows.n >= 4 * k) {
             P.period = k * c;
-            P.period_code = tile ? tile : get_code(tile_config(isa, P.dt, false));
+            P.period_code = tile ? tile : period_tile(P, isa, k);
             return;
         }
         period = max_vecs * vl / c * c;  // a masked last vector

@@ -160,6 +160,50 @@ TEST_P(JitReduce, FewColumns) {
     }
 }
 
+// Periods of many rows over slices off the lines' grid (the first stage
+// of NCHW reducing C and W with an odd C: [N x C x H*W] reducing C): the
+// rows before a slice's first line go to the plan's own kernel after the
+// period's (run_periodic), as do those of a thread's range (N = 3 on two
+// threads splits the rows). NaN of either sign in those rows, at the
+// period's start and end and in the rows left over; one thread and two.
+TEST_P(JitReduce, PeriodsStartOnALine) {
+    const thread_pool one(1);
+    for (int64_t c : {25, 49, 81}) {
+        for (int64_t rows : {4001, 4003}) {
+            const reduce_problem p = make_problem(dt(), {3, rows, c}, 0b010);
+            if (max_isa() == isa_t::avx512_core) {
+                const plan P = plan_on_two(p);
+                EXPECT_GT(P.period, c) << c;  // periods of many rows, whole lines
+                EXPECT_EQ(P.period % c, 0) << c;
+                EXPECT_EQ(P.period * P.esz % 64, 0) << c;
+            }
+            check(p, {}, one, seed_++);
+            run(p);
+            const size_t s1 = size_t(rows * c);  // slice 1's first element
+            for (size_t at : {s1, s1 + size_t(3 * c + 1), s1 + size_t(40 * c), 2 * s1 - 1,
+                         s1 + s1 / 2})
+                for (bool neg : {false, true}) {
+                    planting pl;
+                    pl.nan_at = {at};
+                    pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
+                    run(p, pl);
+                    check(p, pl, one, seed_++);
+                }
+        }
+    }
+}
+
+// Vertical plans that share out whole slices (outer_slices_share) start
+// each thread's chunk on a slice, tiles too (a tile's bounds in
+// multiples of 32 columns took part of a slice: [2 x 8359 x 784]).
+TEST_P(JitReduce, SharedSlicesSplitWhole) {
+    const plan P = plan_on_two(make_problem(dt(), {2, 8359, 784}, 0b010));
+    EXPECT_EQ(P.nchunks, 2);
+    EXPECT_EQ(P.out_align, 784);
+    run(make_problem(dt(), {2, 400, 784}, 0b010));
+    run(make_problem(dt(), {4, 200, 790}, 0b010));
+}
+
 // AVX2 plans rows of 2-7 as tiny rows (kernel_config::block_n; bf16/f16
 // widened to f32), the rows inner_blocks_take past them as blocks
 // (whole vectors, or an overlapping last vector), and the rest one output
