@@ -6,6 +6,14 @@
 // gen_inner_blocks16.cpp). A NaN raises the invalid flag, except f16
 // negative NaNs whose bits make no float NaN: the unsigned-max chains of
 // the raw words show those. Either leaves the call to the exact paths.
+// AVX-512 takes outputs of up to tiny_tree_max_rows rows (an outer
+// reduced dim row_stride apart: NCHW reducing N and W of 3x3 maps): each
+// raw vector the group reads is maxed over the output's rows first, as
+// two vectors of dwords (the odd words, and the even ones shifted up,
+// each in high halves: vmaxps orders them as above), merged back into
+// words. Zen 4, bg_runs.sh, % of the roofline, the blocks -> this, NCHW
+// 2x728177x3x3 reducing N and W (26 MB): bf16 14-17 -> 72-84, f16
+// 11-13 -> 81-86; 3x485451x3x3 bf16 16 -> 79-98, f16 9-13 -> 72-92.
 // The words' signed maxes that tiny_rows() keeps are the answer only for
 // rows that saw a value >= +0; with random signs nearly every group of 32
 // rows of 2-3 has a row of negatives only and took keys (two
@@ -27,13 +35,18 @@
 // 34-50 -> 38-67. AVX2's rows of 3 keep the in-lane shuffles: it has no
 // word permutes.
 #include "backend/jit/gen_inner_blocks.hpp"
+#include "backend/jit/generators.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace crest::impl::jit {
 
 using namespace Xbyak;
+
+#define ARG(field) qword[reg_args + offsetof(inner_call, field)]
 
 void inner_blocks_generator::tiny_rows_dwords() {
     const int n = cfg_.block_n, lanes = vlen16(), half = lanes / 2;
@@ -66,7 +79,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
     const Opmask k_high = Opmask(1);  // the dwords' high words
     const bool chains = f16_bits();
 
-    Label l_tables, l_code, l_skip, l_group, l_tested;
+    Label l_tables, l_code, l_skip, l_tested;
     if (avx512) {  // AVX2 packs by vpackusdw and vpermq: no tables
         jmp(l_code, T_NEAR);
         align(64);
@@ -75,7 +88,20 @@ void inner_blocks_generator::tiny_rows_dwords() {
             for (uint16_t w : t) dw(w);
         L(l_code);
     }
-    tiny_rows_enter(lanes, l_skip);
+    const int max_rows = avx512 ? tiny_tree_max_rows : 1;
+    tiny_rows_enter(lanes, l_skip, max_rows);
+    // Row r of an output's rows at byte off of the group: reg_src + r *
+    // row_stride, by r8 (the stride), r9 and r10 (3 and 5 times it), as
+    // the trees' (gen_inner_tiny.cpp).
+    mov(r8, ARG(row_stride));
+    lea(r9, ptr[r8 + r8 * 2]);
+    lea(r10, ptr[r8 + r8 * 4]);
+    auto row_address = [&](int r, int off) {
+        static_assert(tiny_tree_max_rows <= 7, "row_address: rows 0-6");
+        static const std::pair<int, int> at[] = {{8, 1}, {8, 2}, {9, 1}, {8, 4}, {10, 1}, {9, 2}};
+        if (r == 0) return ptr[reg_src + off];
+        return ptr[reg_src + Reg64(at[r - 1].first) * at[r - 1].second + off];
+    };
     if (avx512) {
         for (size_t i = 0; i < tables.size(); ++i)
             vmovdqu32(table_reg(int(i)), ptr[rip + l_tables + int(i) * lanes * 2]);
@@ -88,16 +114,39 @@ void inner_blocks_generator::tiny_rows_dwords() {
         zero16(chain0);
         zero16(chain1);
     }
-    // lines (AVX-512 rows of 3, src on a line, calls from 1 MiB): a group
-    // of 32 rows is 3 lines, each loaded once; the windows' vectors that
-    // split a line (the first window's second, the second's first) are
-    // `valignd` of two lines, as the trees do (gen_inner_tiny.cpp).
-    auto group = [&](bool lines, Label &again) {
+    // v, row 0's raw words at byte off of the group, maxed word by word
+    // over the output's other rows (AVX-512): the odd words and the even
+    // ones shifted up, each in dwords' high halves, by vmaxps; then merged.
+    const Xmm odd = vmm(2), even = vmm(3), t = vmm(4), t2 = vmm(5);
+    auto max_rows_in = [&](const Xmm &v, int off, int rows, const Xmm &chain) {
+        if (rows == 1) return;
+        vpandd(odd, v, high_mask);
+        vpslld(even, v, 16);
+        for (int r = 1; r < rows; ++r) {
+            vmovdqu32(t, row_address(r, off));
+            if (chains) vpmaxuw(chain, chain, t);
+            vpandd(t2, t, high_mask);
+            vmaxps(odd, odd, t2);
+            vpslld(t, t, 16);
+            vmaxps(even, even, t);
+        }
+        vpsrld(even, even, 16);
+        vpord(v, odd, even);
+    };
+    // lines (AVX-512 rows of 3, src on a line, calls of one row from 1
+    // MiB, of several rows always): a group of 32 rows is 3 lines, each
+    // loaded once; the windows' vectors that split a line (the first
+    // window's second, the second's first) are `valignd` of two lines, as
+    // the trees do (gen_inner_tiny.cpp). rows: the call's rows an output
+    // (a form for each count).
+    auto group = [&](bool lines, int rows, Label &again) {
         const Xmm ln[3] = {vmm(24), vmm(25), vmm(26)}, shifted = vmm(27);
         if (lines) {
             for (int k = 0; k < 3; ++k) {
+                const Xmm &chain = k == 1 ? chain1 : chain0;
                 vmovdqu32(ln[k], ptr[reg_src + k * 64]);
-                if (chains) vpmaxuw(k == 1 ? chain1 : chain0, k == 1 ? chain1 : chain0, ln[k]);
+                if (chains) vpmaxuw(chain, chain, ln[k]);
+                max_rows_in(ln[k], k * 64, rows, chain);
             }
         }
         for (int w = 0; w < 2; ++w) {
@@ -114,6 +163,8 @@ void inner_blocks_generator::tiny_rows_dwords() {
                     vpmaxuw(chain0, chain0, a);
                     if (n == 3) vpmaxuw(chain1, chain1, b);
                 }
+                max_rows_in(a, w * window_bytes, rows, chain0);
+                if (n == 3) max_rows_in(b, w * window_bytes + second_at * 2, rows, chain1);
             }
             if (n == 2) {
                 if (avx512) vpandd(x, a, high_mask);
@@ -146,22 +197,36 @@ void inner_blocks_generator::tiny_rows_dwords() {
         }
         tiny_rows_store_and_next(vmm(0), x, true, lanes, again);
     };
-    const bool by_lines = avx512 && n == 3;
     Label l_lines, l_done;
+    // A form for each count of rows in each of the two forms.
+    auto forms = [&](bool lines) {
+        for (int rows = 1; rows <= max_rows; ++rows) {
+            Label l_next, l_again;
+            if (max_rows > 1) {
+                cmp(ARG(rows), rows);
+                jne(l_next, T_NEAR);
+            }
+            L(l_again);
+            group(lines, rows, l_again);
+            jmp(l_done, T_NEAR);
+            L(l_next);
+        }
+    };
+    const bool by_lines = avx512 && n == 3;
     if (by_lines) {
         Label l_split;
         test(reg_src, 63);
         jnz(l_split, T_NEAR);
+        cmp(ARG(rows), 1);
+        jne(l_lines, T_NEAR);
         cmp(reg_nout, int32_t(tiny_lines_min_bytes / (n * 2)));
         jge(l_lines, T_NEAR);
         L(l_split);
     }
-    L(l_group);
-    group(false, l_group);
+    forms(false);
     if (by_lines) {
-        jmp(l_done, T_NEAR);
         L(l_lines);
-        group(true, l_lines);
+        forms(true);
     }
     L(l_done);
     if (chains) {
@@ -178,5 +243,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
     L(l_tested);
     tiny_rows_leave(true, l_skip);
 }
+
+#undef ARG
 
 } // namespace crest::impl::jit

@@ -4,8 +4,9 @@
 // src on a line, take a group's n lines each once (over every row of an
 // output) and shift each window out of them; calls of one row under 1
 // MiB, and src off a line, take the split loads (or, with several rows,
-// the other paths). Each call is checked against the values, whatever
-// path took it.
+// the other paths); the dwords take outputs of 2-7 rows too, each raw
+// vector maxed over the rows as two vectors of dwords. Each call is
+// checked against the values, whatever path took it.
 #include <algorithm>
 
 #include "backend/jit/kernel_cache.hpp"
@@ -78,12 +79,12 @@ protected:
         EXPECT_TRUE(dst.guards_ok());
     }
 
-    // Not powers of 2 (those read whole lines anyway); 16-bit rows of 3
-    // take the dwords (gen_inner_tiny_dwords.cpp: one row an output, its
-    // own lines form), not the trees.
+    // Not powers of 2 (those read whole lines anyway); 16-bit rows of 2
+    // and 3 take the dwords (gen_inner_tiny_dwords.cpp: rows of 3 have
+    // their own lines form), not the trees.
     std::vector<int> row_lengths() const {
         if (dt() == data_type::f32) return {3, 5, 6, 7, 9, 12, 14, 15};
-        return {3, 5, 7, 9, 14, 15, 17, 24, 28, 31};
+        return {2, 3, 5, 7, 9, 14, 15, 17, 24, 28, 31};
     }
 
     // Outputs enough for a call of one row that goes by lines (1 MiB).
