@@ -38,7 +38,7 @@ bool inner_blocks_generator::block_lines_fit() const {
 }
 
 void inner_blocks_generator::block_lines(
-        const std::function<Xmm(int)> &acc_of, const std::function<void()> &plain) {
+        const std::function<Xmm(int)> &acc_of, const std::function<void()> &plain, bool more) {
     const bool words = raw16();
     const int n = cfg_.block_n, lanes = 64 / ssz(), nlines = vlen() * n / lanes;
     const Xmm t = vmm(16);  // blocks()' x, the word blocks' first temporary
@@ -67,7 +67,7 @@ void inner_blocks_generator::block_lines(
     };
     // Line by line in memory order: each line once (16-bit: into the
     // unsigned max chains too, which catch negative NaNs).
-    std::vector<bool> started(vlen(), false);
+    std::vector<bool> started(vlen(), more);
     int chain = 0;
     for (int l = 0; l < nlines; ++l) {
         const Address a = ptr[blk_pa + l * 64];

@@ -73,7 +73,7 @@ void inner_blocks_generator::fold(bool exact, bool words) {
 // opmasks; whole vectors only): four running vaddps totals, NaN only if
 // an element is or +inf met -inf.
 void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &addr,
-        const std::function<Xmm(int)> &acc_of, int nfull, bool tail) {
+        const std::function<Xmm(int)> &acc_of, int nfull, bool tail, bool more) {
     const Reg64 p = r11, vcnt = r8;
     const int vbytes = vlen() * ssz();
     const Xmm totals[4] = {vmm(11), vmm(12), vmm(13), vmm(14)};  // AVX2
@@ -81,6 +81,7 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     auto temp = [&] { return is512() ? vmm(16 + chain % 4) : vmm(8 + chain % 2); };
     const bool flags = blocks_by_flags();
     auto take = [&](const Xmm &m, const Address &a, bool first) {
+        first = first && !more;
         if (flags && !first && !raw16()) {
             vmaxps(m, m, a);
             return;
@@ -99,8 +100,8 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
         // One output's row after another, in memory order.
         for (int k = 0; k < vlen(); ++k) {
             for (int st = 0; st < pair_steps(); ++st)
-                pair_step(acc_of(k), [&](int v) { return addr(k, v); }, st, st == 0, temp(),
-                        clean_temp(k));
+                pair_step(acc_of(k), [&](int v) { return addr(k, v); }, st, st == 0 && !more,
+                        temp(), clean_temp(k));
             ++chain;
         }
         return;
@@ -108,7 +109,7 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     auto rows_by_vectors = [&] {
         for (int k = 0; k < vlen(); ++k) {
             const Xmm m = acc_of(k);
-            if (nfull == 0) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
+            if (nfull == 0 && !more) vmovaps(m, vmm(20));  // -inf (blocks(), AVX-512 only)
             if (nfull <= 8) {
                 for (int v = 0; v < nfull; ++v) take(m, addr(k, v), v == 0);
             } else {
@@ -138,7 +139,7 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
             }
         }
     };
-    if (flags && !raw16() && block_lines_fit()) block_lines(acc_of, rows_by_vectors);
+    if (flags && !raw16() && block_lines_fit()) block_lines(acc_of, rows_by_vectors, more);
     else rows_by_vectors();
     if (flags) return;
     if (is512()) {
@@ -249,54 +250,34 @@ void inner_blocks_generator::blocks() {
     lea(os3, ptr[os + os * 2]);
     lea(os5, ptr[os + os * 4]);
     lea(os7, ptr[os3 + os * 4]);
-    // Every row of the block's outputs, vector-major: consecutive
-    // instructions feed different accumulators (each max waits on its own
-    // accumulator's last one); the 16 rows are one contiguous run when
-    // rows are dense, so reads stay local. exact: the NaN-aware max; else
-    // plain maxes (f32 rows straight from memory) that raise the invalid
-    // flag. Starts pa and pb at the block's first row and moves them.
-    auto all_rows = [&](bool exact) {
+    // Every row of the block's outputs with the NaN-aware max (the exact
+    // redo), vector-major: consecutive instructions feed different
+    // accumulators (each max waits on its own accumulator's last one).
+    // Starts pa and pb at the block's first row and moves them.
+    auto exact_rows = [&] {
         mov(pa, reg_src);
         lea(pb, ptr[reg_src + os * 8]);
         for (int k = 0; k < vlen(); ++k) vmovaps(vmm(k), ninf);
         mov(rows, ARG(rows));
         Label l_row;
         L(l_row);
-        if (!exact && raw_pairs()) {
-            // The steps take the row's tail too.
-            for (int st = 0; st < pair_steps(); ++st)
-                for (int k = 0; k < vlen(); ++k)
-                    pair_step(acc_of(k), [&](int v) { return addr(k, v); }, st, false, x,
-                            clean_temp(k));
-        } else {
-            // A whole vector of output k's row into its accumulator.
-            auto take = [&](int k, const Address &a) {
-                if (!exact && !raw16()) {
-                    vmaxps(acc_of(k), acc_of(k), a);
-                    return;
+        // A whole vector of output k's row into its accumulator.
+        auto take = [&](int k, const Address &a) {
+            load(x, a, cfg_.src_dt);
+            nanmax(acc_of(k), x, t);
+        };
+        walk_vectors(0, nfull, [&](int v) {
+            for (int k = 0; k < vlen(); ++k) take(k, addr(k, v));
+        });
+        if (tail)
+            for (int k = 0; k < vlen(); ++k) {
+                if (!is512()) {
+                    take(k, last_vector(addr(k, nfull)));
+                    continue;
                 }
-                load(x, a, cfg_.src_dt);
-                if (exact) nanmax(acc_of(k), x, t);
-                else vmaxps(acc_of(k), acc_of(k), x);
-            };
-            walk_vectors(0, nfull, [&](int v) {
-                for (int k = 0; k < vlen(); ++k) take(k, addr(k, v));
-            });
-            if (tail)
-                for (int k = 0; k < vlen(); ++k) {
-                    if (!is512()) {
-                        take(k, last_vector(addr(k, nfull)));
-                        continue;
-                    }
-                    if (!exact && !raw16()) {
-                        vmaxps(acc_of(k) | k_tail_, acc_of(k), addr(k, nfull));
-                        continue;
-                    }
-                    load_tail(x, addr(k, nfull), cfg_.src_dt);
-                    if (exact) nanmax_tail(acc_of(k), x);
-                    else vmaxps(acc_of(k) | k_tail_, acc_of(k), x);
-                }
-        }
+                load_tail(x, addr(k, nfull), cfg_.src_dt);
+                nanmax_tail(acc_of(k), x);
+            }
         add(pa, ARG(row_stride));
         add(pb, ARG(row_stride));
         dec(rows);
@@ -334,7 +315,25 @@ void inner_blocks_generator::blocks() {
             block_fast(addr, acc_of, nfull, tail);
             jmp(l_fold, T_NEAR);
             L(l_rows);
-            all_rows(false);
+            {
+                // Several rows an output (an outer reduced dim: NCHW
+                // reducing N, H and W): a row's block after another, each
+                // in memory order, where the rows vector-major read the
+                // 16 outputs' rows, hundreds of bytes apart, in turn. Zen
+                // 4, bg_runs.sh, % of the roofline, 25 MiB, NCHW reducing
+                // N, H and W: f32 2x40454x9x9 37-43 -> 106, 3x26969x9x9
+                // 37-41 -> 106-111, 2x16718x14x14 49 -> 99.
+                block_fast(addr, acc_of, nfull, tail);
+                mov(rows, ARG(rows));
+                dec(rows);
+                Label l_row;
+                L(l_row);
+                add(pa, ARG(row_stride));
+                add(pb, ARG(row_stride));
+                block_fast(addr, acc_of, nfull, tail, true);
+                dec(rows);
+                jnz(l_row, T_NEAR);
+            }
             L(l_fold);
             // Every element has been an operand of a max by the end of the
             // fold: its flag tells whether one was NaN.
@@ -379,7 +378,7 @@ void inner_blocks_generator::blocks() {
         jmp(l_folded, T_NEAR);
     }
     L(l_exact);
-    all_rows(true);
+    exact_rows();
     fold(true);
     L(l_folded);
     Label l_store;

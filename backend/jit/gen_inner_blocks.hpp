@@ -148,8 +148,11 @@ private:
     void pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
             const Xbyak::Xmm &y, bool first);
     void clear_low_halves(const Xbyak::Xmm &v);
+    // more: the accumulators hold earlier rows' maxes (f32 from the
+    // caches: a later row of each output, in memory order).
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,
-            const std::function<Xbyak::Xmm(int)> &acc_of, int nfull, bool tail);
+            const std::function<Xbyak::Xmm(int)> &acc_of, int nfull, bool tail,
+            bool more = false);
     // AVX-512, rows of block_n elements that split lines (NCHW reducing W
     // of 56x56 maps), one row an output: f32 from the caches
     // (block_fast), 16-bit in the word blocks. A block whose rows are
@@ -158,7 +161,7 @@ private:
     // inside it (gen_inner_block_lines.cpp). Else `plain`.
     bool block_lines_fit() const;
     void block_lines(const std::function<Xbyak::Xmm(int)> &acc_of,
-            const std::function<void()> &plain);
+            const std::function<void()> &plain, bool more = false);
 };
 
 } // namespace crest::impl::jit

@@ -182,27 +182,29 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
         vpmaxuw(word_chain(c), word_chain(c), x);
         ++c;
     };
-    if (one_row) {
-        // Memory order, as block_fast.
+    // Memory order, as block_fast; first: the row that starts the
+    // accumulators.
+    auto row_block = [&](bool first) {
         auto by_vectors = [&] {
             for (int k = 0; k < vlen(); ++k)
-                for (size_t j = 0; j < offsets.size(); ++j) take(k, offsets[j], j == 0);
+                for (size_t j = 0; j < offsets.size(); ++j) take(k, offsets[j], first && j == 0);
         };
-        if (block_lines_fit()) block_lines(acc_of, by_vectors);
+        if (block_lines_fit()) block_lines(acc_of, by_vectors, !first);
         else by_vectors();
-        return;
-    }
+    };
+    if (one_row) return row_block(true);
+    // Several rows an output (an outer reduced dim): a row's block after
+    // another, each in memory order (blocks(), fast_block).
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
-    if (!is512()) bcast16(word_temp(0), 0x8000, blk_tmp.cvt32());  // eax is blk_os
-    for (int k = 0; k < vlen(); ++k) copy16(acc_of(k), is512() ? word_floor() : word_temp(0));
+    row_block(true);
     mov(blk_rows, ARG(rows));
+    dec(blk_rows);
     Label l_row;
     L(l_row);
-    for (int off : offsets)
-        for (int k = 0; k < vlen(); ++k) take(k, off, false);
     add(blk_pa, ARG(row_stride));
     add(blk_pb, ARG(row_stride));
+    row_block(false);
     dec(blk_rows);
     jnz(l_row, T_NEAR);
 }

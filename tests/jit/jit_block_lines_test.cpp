@@ -2,8 +2,9 @@
 // (gen_inner_block_lines.cpp): in calls of 1 MiB or more (16-bit: 4
 // MiB), blocks of 16 dense rows from a line read as whole lines; other
 // calls (fewer bytes, src off a line, padded rows) by vectors. f32 rows of 17-127 elements,
-// 16-bit word blocks of 34-62. Each call is checked against the values,
-// whatever path took it.
+// 16-bit word blocks of 34-62. Outputs of several rows (an outer reduced
+// dim) read a row's block after another, each by lines where it starts
+// on one. Each call is checked against the values, whatever path took it.
 #include "backend/jit/kernel_cache.hpp"
 #include "backend/jit/plan.hpp"
 #include "jit_direct_util.hpp"
@@ -17,7 +18,9 @@ struct lines_case {
     int src_offset;  // bytes past a line
     int pad;         // elements between rows beyond n
     bool accumulate;
-    int64_t nan_at;  // element of src (-1: none)
+    int64_t nan_at;  // element of src counted from its start (-1: none)
+    int rows = 1;    // rows an output, each the n_out outputs' block
+    int row_skew = 0;  // bytes past a line where the later rows start
 };
 
 class JitBlockLines : public ::testing::TestWithParam<data_type> {
@@ -28,7 +31,8 @@ protected:
         SCOPED_TRACE("n=" + std::to_string(c.n) + " n_out=" + std::to_string(c.n_out)
                      + " src_offset=" + std::to_string(c.src_offset) + " pad="
                      + std::to_string(c.pad) + " accumulate=" + std::to_string(c.accumulate)
-                     + " nan_at=" + std::to_string(c.nan_at));
+                     + " nan_at=" + std::to_string(c.nan_at) + " rows=" + std::to_string(c.rows)
+                     + " row_skew=" + std::to_string(c.row_skew));
         plan P;
         ASSERT_TRUE(
                 make_plan(make_problem(dt(), {64, c.n}, 0b10), isa_t::avx512_core, 2, &P, nullptr));
@@ -36,27 +40,36 @@ protected:
         ASSERT_EQ(P.code->cfg.block_n, c.n);  // the blocks
         const int64_t os = c.n + c.pad, n_src = c.n_out * os;
         const size_t es = esize(dt());
-        guarded src_buf(size_t(n_src) * es + 64 + c.src_offset), dst(size_t(c.n_out) * es);
+        const int64_t row_stride = (n_src * int64_t(es) + 63) / 64 * 64 + c.row_skew;
+        guarded src_buf(size_t(row_stride * c.rows) + 64 + c.src_offset),
+                dst(size_t(c.n_out) * es);
         uint8_t *const src = past_line(src_buf.data(), c.src_offset);
         std::mt19937 rng(seed);
         // Around and between the rows: values larger than theirs.
         const uint32_t huge = dt() == data_type::f32 ? 0x7f000000u : 0x7f00u;
         for (size_t i = 0; i + es <= src_buf.size(); i += es)
             put(src_buf.data() + i, 0, dt(), huge);
-        for (int64_t o = 0; o < c.n_out; ++o)
-            for (int64_t j = 0; j < c.n; ++j)
-                put(src, o * os + j, dt(), random_bits(dt(), rng, rng() % 4 == 0));
+        for (int r = 0; r < c.rows; ++r)
+            for (int64_t o = 0; o < c.n_out; ++o)
+                for (int64_t j = 0; j < c.n; ++j)
+                    put(src + r * row_stride, o * os + j, dt(),
+                            random_bits(dt(), rng, rng() % 4 == 0));
         // 16-bit: odd NaNs negative (the chains' case), even ones positive.
         if (c.nan_at >= 0)
             put(src, c.nan_at, dt(), c.nan_at % 2 ? negative_nan(dt()) : qnan_bits(dt()));
         for (int64_t o = 0; o < c.n_out; ++o)
             put(dst.data(), o, dt(), random_bits(dt(), rng, false));
         std::vector<uint32_t> want(size_t(c.n_out));
+        std::vector<uint8_t> so_far(dst.data(), dst.data() + c.n_out * es);
         for (int64_t o = 0; o < c.n_out; ++o)
-            want[size_t(o)] =
-                    expected(src + o * os * es, c.n, 1, dst.data() + o * es, c.accumulate, dt());
-        const inner_call a{
-                src, dst.data(), c.n_out, int64_t(os * es), int64_t(es), 1, 0, c.n, c.accumulate};
+            for (int r = 0; r < c.rows; ++r) {
+                uint8_t *w = so_far.data() + o * es;
+                want[size_t(o)] = expected(src + r * row_stride + o * os * es, c.n, 1, w,
+                        c.accumulate || r > 0, dt());
+                put(w, 0, dt(), want[size_t(o)]);
+            }
+        const inner_call a{src, dst.data(), c.n_out, int64_t(os * es), int64_t(es), c.rows,
+                row_stride, c.n, c.accumulate};
         P.code->fn(&a);
         for (int64_t o = 0; o < c.n_out; ++o)
             expect_same(get(dst.data(), o, dt()), want[size_t(o)], dt(), o);
@@ -90,6 +103,16 @@ TEST_P(JitBlockLines, RowsThatSplitLines) {
             run({n, big(n), 0, 2, acc, -1}, ++seed);
             run({n, 37, 0, 0, acc, -1}, ++seed);
         }
+        // Several rows: each row's block by lines, the later ones off a
+        // line too; a NaN in a later row.
+        for (int rows : {2, 3})
+            for (int skew : {0, 8}) {
+                run({n, big(n), 0, 0, false, -1, rows, skew}, ++seed);
+                run({n, 100, 0, 0, true, -1, rows, skew}, ++seed);
+            }
+        const int64_t es = int64_t(esize(dt())), row = (big(n) * n * es + 63) / 64 * 64 / es;
+        for (int64_t at : {row + 3 * n + 1, 2 * row + 16 * n - 1})
+            run({n, big(n), 0, 0, false, at, 3, 0}, ++seed);
     }
 }
 
