@@ -152,6 +152,18 @@ void inner_blocks_generator::block_fast(const std::function<Address(int, int)> &
     test_nan(totals[0], totals[1]);
 }
 
+void inner_blocks_generator::later_rows(const std::function<void()> &body) {
+    mov(blk_rows, ARG(rows));
+    dec(blk_rows);
+    Label l_row;
+    L(l_row);
+    add(blk_pa, ARG(row_stride));
+    add(blk_pb, ARG(row_stride));
+    body();
+    dec(blk_rows);
+    jnz(l_row, T_NEAR);
+}
+
 // Short rows: per output, the lane folding costs as much as the row, so
 // vlen() outputs (16; AVX2: 8) go at once, one accumulator each, and
 // are folded together by a transpose-reduce (15 two-source shuffles and
@@ -324,15 +336,7 @@ void inner_blocks_generator::blocks() {
                 // N, H and W: f32 2x40454x9x9 37-43 -> 106, 3x26969x9x9
                 // 37-41 -> 106-111, 2x16718x14x14 49 -> 99.
                 block_fast(addr, acc_of, nfull, tail);
-                mov(rows, ARG(rows));
-                dec(rows);
-                Label l_row;
-                L(l_row);
-                add(pa, ARG(row_stride));
-                add(pb, ARG(row_stride));
-                block_fast(addr, acc_of, nfull, tail, true);
-                dec(rows);
-                jnz(l_row, T_NEAR);
+                later_rows([&] { block_fast(addr, acc_of, nfull, tail, true); });
             }
             L(l_fold);
             // Every element has been an operand of a max by the end of the

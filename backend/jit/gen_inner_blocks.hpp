@@ -96,6 +96,11 @@ private:
     void tiny_rows_leave(bool clear_flags, Xbyak::Label &l_skip);
     void tiny_rows_store_and_next(const Xbyak::Xmm &out, const Xbyak::Xmm &tmp, bool words,
             int lanes, Xbyak::Label &again);
+    // Outputs of several rows (up to tiny_tree_max_rows): row r at byte
+    // off of the group is reg_src + r * row_stride, by r8 (the stride),
+    // r9 and r10 (3 and 5 times it), which tiny_row_strides() sets.
+    void tiny_row_strides();
+    Xbyak::Address tiny_row_address(int r, int off) const;
     // exact: the NaN-aware max; words: the signed 16-bit max; else vmaxps.
     void fold(bool exact, bool words = false);
     bool raw_pairs() const;
@@ -148,6 +153,9 @@ private:
     void pair_max(const Xbyak::Xmm &m, const Xbyak::Address &a, const Xbyak::Xmm &x,
             const Xbyak::Xmm &y, bool first);
     void clear_low_halves(const Xbyak::Xmm &v);
+    // A call's rows after the first (rows > 1), blk_pa and blk_pb moved
+    // a row down before each: body() for each (blk_rows counts them).
+    void later_rows(const std::function<void()> &body);
     // more: the accumulators hold earlier rows' maxes (f32 from the
     // caches: a later row of each output, in memory order).
     void block_fast(const std::function<Xbyak::Address(int, int)> &addr,

@@ -198,15 +198,7 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
     row_block(true);
-    mov(blk_rows, ARG(rows));
-    dec(blk_rows);
-    Label l_row;
-    L(l_row);
-    add(blk_pa, ARG(row_stride));
-    add(blk_pb, ARG(row_stride));
-    row_block(false);
-    dec(blk_rows);
-    jnz(l_row, T_NEAR);
+    later_rows([&] { row_block(false); });
 }
 
 // The bf16 pairs' accumulators hold their low elements' bits below the

@@ -95,6 +95,19 @@ void inner_blocks_generator::tiny_rows_store_and_next(const Xmm &out, const Xmm 
     jge(again, T_NEAR);
 }
 
+void inner_blocks_generator::tiny_row_strides() {
+    mov(r8, ARG(row_stride));
+    lea(r9, ptr[r8 + r8 * 2]);
+    lea(r10, ptr[r8 + r8 * 4]);
+}
+
+Address inner_blocks_generator::tiny_row_address(int r, int off) const {
+    static_assert(tiny_tree_max_rows <= 7, "tiny_row_address: rows 0-6");
+    static const std::pair<int, int> at[] = {{8, 1}, {8, 2}, {9, 1}, {8, 4}, {10, 1}, {9, 2}};
+    if (r == 0) return ptr[reg_src + off];
+    return ptr[reg_src + Reg64(at[r - 1].first) * at[r - 1].second + off];
+}
+
 bool inner_blocks_generator::tiny_rows_fit() const {
     return inner_tiny_rows(cfg_.isa, cfg_.src_dt, cfg_.block_n);
 }
@@ -199,16 +212,10 @@ void inner_blocks_generator::tiny_rows() {
         zero16(chain1);
     }
     const int window_bytes = s.r0 * n * esz;
-    // Row r of an output's rows at byte off of the group: reg_src + r *
-    // row_stride, by r8 (the stride), r9 and r10 (3 and 5 times it), set
-    // at the dispatch below. The rows are unrolled: a loop over them, its
+    // Row r of an output's rows (tiny_row_address, its strides set at
+    // the dispatch below). The rows are unrolled: a loop over them, its
     // stride a memory operand, cost calls of 4-6 rows half their speed.
-    auto row_address = [&](int r, int off) {
-        static_assert(tiny_tree_max_rows <= 7, "row_address: rows 0-6");
-        static const std::pair<int, int> at[] = {{8, 1}, {8, 2}, {9, 1}, {8, 4}, {10, 1}, {9, 2}};
-        if (r == 0) return ptr[reg_src + off];
-        return ptr[reg_src + Reg64(at[r - 1].first) * at[r - 1].second + off];
-    };
+    auto row_address = [&](int r, int off) { return tiny_row_address(r, off); };
     // A later row's vector at byte off into x, maxed into acc (16-bit: the
     // raw bits, or keys, beside chain's unsigned max).
     auto max_row_in = [&](const Xmm &acc, const Xmm &x, const Xmm &chain, int r, int off,
@@ -365,9 +372,7 @@ void inner_blocks_generator::tiny_rows() {
     // tiny_lines_min_bytes; where src is not on a line, calls of one row
     // take the split form and others the other paths (a form for each
     // count of rows in each form outgrew the code buffer: bf16 rows of 31).
-    mov(r8, ARG(row_stride));
-    lea(r9, ptr[r8 + r8 * 2]);
-    lea(r10, ptr[r8 + r8 * 4]);
+    tiny_row_strides();
     const bool by_lines = is512() && (n & (n - 1)) != 0;
     Label l_lines;
     if (by_lines) {

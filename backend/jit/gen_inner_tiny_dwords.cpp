@@ -39,7 +39,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace crest::impl::jit {
@@ -90,18 +89,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
     }
     const int max_rows = avx512 ? tiny_tree_max_rows : 1;
     tiny_rows_enter(lanes, l_skip, max_rows);
-    // Row r of an output's rows at byte off of the group: reg_src + r *
-    // row_stride, by r8 (the stride), r9 and r10 (3 and 5 times it), as
-    // the trees' (gen_inner_tiny.cpp).
-    mov(r8, ARG(row_stride));
-    lea(r9, ptr[r8 + r8 * 2]);
-    lea(r10, ptr[r8 + r8 * 4]);
-    auto row_address = [&](int r, int off) {
-        static_assert(tiny_tree_max_rows <= 7, "row_address: rows 0-6");
-        static const std::pair<int, int> at[] = {{8, 1}, {8, 2}, {9, 1}, {8, 4}, {10, 1}, {9, 2}};
-        if (r == 0) return ptr[reg_src + off];
-        return ptr[reg_src + Reg64(at[r - 1].first) * at[r - 1].second + off];
-    };
+    if (max_rows > 1) tiny_row_strides();
     if (avx512) {
         for (size_t i = 0; i < tables.size(); ++i)
             vmovdqu32(table_reg(int(i)), ptr[rip + l_tables + int(i) * lanes * 2]);
@@ -123,7 +111,7 @@ void inner_blocks_generator::tiny_rows_dwords() {
         vpandd(odd, v, high_mask);
         vpslld(even, v, 16);
         for (int r = 1; r < rows; ++r) {
-            vmovdqu32(t, row_address(r, off));
+            vmovdqu32(t, tiny_row_address(r, off));
             if (chains) vpmaxuw(chain, chain, t);
             vpandd(t2, t, high_mask);
             vmaxps(odd, odd, t2);
