@@ -264,6 +264,15 @@ private:
     // cfg_.prefetch, 4 KiB ahead.
     int packed_slices() const { return cfg_.block_row_stride ? 2 : 1; }
     void fixed_packed();
+    // AVX-512, 16-bit slices of up to 5 rows of under 8 bytes and of up
+    // to 64 bytes (NCHW reducing H, with N or not, of 3x3 maps;
+    // gen_vertical_fixed_runs.cpp): fresh calls of up to 3 batch indices
+    // whose slices and dst are dense take whole periods of slices as one
+    // run (a period and a vector's bytes left at least), reg_src, reg_dst
+    // and reg_outer moved past them; the rest go on as before (after a
+    // negative NaN: every slice).
+    bool fixed_runs_fit() const;
+    void fixed_runs();
     // f32 on AVX-512, slices of 9-15 columns and enough rows that
     // follow one another (gen_vertical_fixed_lines.cpp): calls whose rows
     // and slices are dense take groups of fixed_lines_group() slices from
