@@ -156,6 +156,7 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         push(reg_batch_src);
     }
     if (fixed_runs_fit()) fixed_runs();
+    if (fixed_keyed_fit()) fixed_keyed();
     if (fixed_streams()) {
         // A stage holds no dst to accumulate into: such calls store as
         // they go.

@@ -273,6 +273,14 @@ private:
     // negative NaN: every slice).
     bool fixed_runs_fit() const;
     void fixed_runs();
+    // AVX-512, batched 16-bit slices of rows of 8-12 bytes (NCHW reducing
+    // N and H of 5x5 maps; gen_vertical_fixed_keyed.cpp): fresh calls of
+    // 2-3 batch indices whose slices and dst are dense take whole groups
+    // of slices (32 / gcd(columns, 32)) through a keyed copy in L1, while
+    // more than a group is left, reg_src, reg_dst and reg_outer moved past
+    // them; the rest go on as before (after a negative NaN: every slice).
+    bool fixed_keyed_fit() const;
+    void fixed_keyed();
     // f32 on AVX-512, slices of 9-15 columns and enough rows that
     // follow one another (gen_vertical_fixed_lines.cpp): calls whose rows
     // and slices are dense take groups of fixed_lines_group() slices from

@@ -1,10 +1,12 @@
-// AVX-512's 16-bit fixed blocks of rows under 8 bytes read as one run of
-// dense slices (gen_vertical_fixed_runs.cpp), called directly: fresh
-// calls of 1-3 batch indices whose slices and dst are dense take whole
-// periods (32 / gcd(R*J, 32) slices) while a period and a vector's bytes
-// are left; the slices after them, and every other call, go one at a
-// time; a negative NaN sends the whole call to those. Each call is
-// checked against the values, whatever path took it.
+// AVX-512's 16-bit fixed blocks that read dense slices as a stream,
+// called directly. The runs (gen_vertical_fixed_runs.cpp): rows under 8
+// bytes, fresh calls of 1-3 batch indices take whole periods (32 /
+// gcd(R*J, 32) slices) while a period and a vector's bytes are left. The
+// keyed copies (gen_vertical_fixed_keyed.cpp): rows of 8-12 bytes, fresh
+// calls of 2-3 batch indices take whole groups (32 / gcd(J, 32) slices)
+// while more than a group is left. The slices after them, and every
+// other call, go one at a time; a negative NaN sends the whole call to
+// those. Each call is checked against the values, whatever path took it.
 #include "backend/jit/kernel_cache.hpp"
 #include "backend/jit/plan.hpp"
 #include "jit_direct_util.hpp"
@@ -24,7 +26,7 @@ struct runs_case {
     bool nan_negative;
 };
 
-class JitFixedRuns : public ::testing::TestWithParam<data_type> {
+class FixedDense : public ::testing::TestWithParam<data_type> {
 protected:
     data_type dt() const { return GetParam(); }
 
@@ -90,6 +92,9 @@ protected:
     }
 };
 
+class JitFixedRuns : public FixedDense {};
+class JitFixedKeyed : public FixedDense {};
+
 // Blocks of 3x3, 5x3, 3x2 and 5x2 (periods of 32, 32, 16 and 16
 // slices); slice counts short of a period and its spare, exactly at it,
 // a few periods and some; 1-3 batch indices; dst on a line (streamed or
@@ -145,7 +150,67 @@ TEST_P(JitFixedRuns, SrcEndsAtAPage) {
     }
 }
 
+// Blocks of 4x4, 5x5, 6x6, 3x4, 2x6 and 7x5 (groups of 8, 32, 16, 8,
+// 16 and 32 slices); slice counts a slice past a group, two past, a few
+// groups and some, whole groups (the last one's slices go one at a
+// time); one index (not taken) and 2-3; dst on a line (streamed or
+// not), off one, padded (one at a time); negative data.
+TEST_P(JitFixedKeyed, GroupsAndTheRest) {
+    if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
+    uint32_t seed = 5400;
+    for (auto [rows, cols] : std::vector<std::pair<int, int>> {
+                 {4, 4}, {5, 5}, {6, 6}, {3, 4}, {2, 6}, {7, 5}}) {
+        const int64_t group = 32 / std::gcd(cols, 32);
+        for (int64_t n : {group + 1, group + 2, 3 * group + 5, 4 * group})
+            for (int64_t batch : {0, 2, 3})
+                for (bool stream : {false, true}) {
+                    run({rows, cols, n, batch, 0, 0, stream, false, -1, false}, seed++);
+                    run({rows, cols, n, batch, 6, 0, stream, false, -1, false}, seed++);
+                }
+        const int64_t n = 5 * group + 3;
+        run({rows, cols, n, 2, 0, 2, true, false, -1, false}, seed++);
+        run({rows, cols, n, 3, 0, 0, true, true, -1, false}, seed++);
+        run({rows, cols, n, 2, 0, 0, false, true, -1, false}, seed++);
+    }
+}
+
+// A NaN of either sign in the first group's first slice, a middle
+// group, the last group taken, the slices after the groups, and each
+// later batch index: positive ones stay the largest keys, negative ones
+// send the call to the one-slice blocks.
+TEST_P(JitFixedKeyed, NaNAnywhere) {
+    if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
+    uint32_t seed = 5500;
+    for (auto [rows, cols] : std::vector<std::pair<int, int>> {{5, 5}, {4, 4}}) {
+        const int64_t slice = rows * cols, group = 32 / std::gcd(cols, 32);
+        const int64_t n = 4 * group + 3;
+        for (int64_t at : {int64_t(0), slice * group * 2 + slice / 2, slice * group * 4 - 1,
+                     slice * n - 1})
+            for (bool neg : {false, true})
+                for (int64_t batch : {2, 3})
+                    for (int64_t index = 0; index < batch; ++index) {
+                        const int64_t shift = index * n * slice;
+                        run({rows, cols, n, batch, 0, 0, index == 1, index == 2, at + shift, neg},
+                                seed++);
+                    }
+    }
+}
+
+// Through the plans, src ending where a page nothing follows begins:
+// the keys read whole vectors of whole groups, never past src (NCHW 4x4
+// and 5x5 maps reducing N and H).
+TEST_P(JitFixedKeyed, SrcEndsAtAPage) {
+    if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
+    uint32_t seed = 5600;
+    for (int64_t c : {9, 17, 33, 40, 65, 100}) {
+        check_at_page_end(make_problem(dt(), {2, c, 5, 5}, 0b0101), seed++);
+        check_at_page_end(make_problem(dt(), {3, c, 4, 4}, 0b0101), seed++);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, JitFixedRuns,
+        ::testing::Values(data_type::bf16, data_type::f16), dt_name);
+INSTANTIATE_TEST_SUITE_P(All, JitFixedKeyed,
         ::testing::Values(data_type::bf16, data_type::f16), dt_name);
 
 } // namespace

@@ -1,0 +1,238 @@
+// `vert_reg` fixed blocks of 16-bit slices whose rows are 8-12 bytes, in
+// calls of 2-3 batch indices, read through a keyed copy (gen_vertical_reg.hpp,
+// fixed_keyed): NCHW reducing N and H of 5x5 maps, where the two slices a
+// ymm spend a load, an insert and two statistics on each index's row of a
+// few words. A group of dense slices is read in whole vectors, each index's
+// as ordered keys (sign-magnitude words with the negatives' magnitude
+// flipped: a signed max orders them), maxed over the indices and written
+// to an L1 buffer on the stack; then each slice is its first row's vector
+// maxed with the others' as memory operands of the buffer (one instruction
+// a row), turned back into words and stored to a stage, whose whole lines
+// go to dst. A group is 32 / gcd(J, 32) slices: whole lines of src and of
+// dst. Keys lose negative NaNs (positive ones stay the largest):
+// unsigned-max chains of the raw words catch them and send the call to
+// the one-slice blocks.
+#include <cstddef>
+#include <numeric>
+
+#include "backend/jit/gen_vertical_reg.hpp"
+
+namespace crest::impl::jit {
+
+using namespace Xbyak;
+
+#define ARG(field) qword[reg_args + offsetof(vert_call, field)]
+
+namespace {
+
+// The most batch indices a call takes (batch_take, plan.hpp).
+constexpr int keyed_max_batch = 3;
+// The keyed copy of a group stays in L1 with room for the stage.
+constexpr int keyed_max_bytes = 16 * 1024;
+// Rows of up to 12 bytes (5x5 and 6x6 maps): over 14-byte rows (7x7)
+// the two slices a ymm read as fast, and the one-slice blocks read wider
+// rows faster (performance.md, session 37).
+constexpr int keyed_max_row = 12;
+
+struct keyed_shape {
+    int R, J, esz, group, src_bytes, dst_bytes, vec_bytes;
+    keyed_shape(int rows, int cols, int esz_) : R(rows), J(cols), esz(esz_) {
+        const int lanes = 64 / esz;
+        group = lanes / std::gcd(J, lanes);
+        src_bytes = group * R * J * esz;
+        dst_bytes = group * J * esz;
+        const int row = J * esz;
+        vec_bytes = row <= 16 ? 16 : row <= 32 ? 32 : 64;
+    }
+};
+
+} // namespace
+
+bool vertical_reg_generator::fixed_keyed_fit() const {
+    const int R = cfg_.block_rows, J = cfg_.block_cols;
+    const keyed_shape sh(R, J, ssz());
+    return is512() && raw16() && batched() && cfg_.src_dt == cfg_.dst_dt && R >= 2
+            && J * ssz() >= 8 && J * ssz() <= keyed_max_row && sh.src_bytes <= keyed_max_bytes;
+}
+
+void vertical_reg_generator::fixed_keyed() {
+    const keyed_shape sh(cfg_.block_rows, cfg_.block_cols, ssz());
+    const int nvec = sh.src_bytes / 64, lines = sh.dst_bytes / 64;
+    // The stack: two key buffers (each with a vector's spare, read by the
+    // last slice's rows past its columns), then the stage (and a vector's
+    // spare, the last slice's junk lanes).
+    const int keys_at[] = {0, sh.src_bytes + 64};
+    const int stage_at = 2 * (sh.src_bytes + 64), frame = stage_at + sh.dst_bytes + 64;
+    Label l_skip, l_done, l_nan;
+
+    // The calls it takes: fresh, 2 to keyed_max_batch indices (one
+    // index read faster in the other forms), dense slices and dst, more
+    // slices than a group (a slice at least is left to the blocks that
+    // follow).
+    cmp(ARG(accumulate), 0);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(batch), 2);
+    jl(l_skip, T_NEAR);
+    cmp(ARG(batch), keyed_max_batch);
+    jg(l_skip, T_NEAR);
+    cmp(ARG(row_stride), sh.J * sh.esz);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(outer_src_stride), sh.R * sh.J * sh.esz);
+    jne(l_skip, T_NEAR);
+    cmp(ARG(outer_dst_stride), sh.J * sh.esz);
+    jne(l_skip, T_NEAR);
+    cmp(reg_outer, sh.group);
+    jle(l_skip, T_NEAR);
+
+    // Registers: r8 and r9 the second and third batch indices' offsets,
+    // rbx the keys being read and rbp the keys being written, r12 the
+    // stack pointer on entry. zmm0-11 the loads and their temporaries,
+    // 12-13 the chains, 14 the key mask, 16-23 the slices, 24 a temporary
+    // (16-bit kernels keep zmm26 and zmm28).
+    const Reg64 reg_saved_sp = r12, reg_read = rbx, reg_write = rbp;
+    const Zmm chain0(12), chain1(13), key_mask(14);
+    const int tmp = 24;
+    const Reg64 saved[] = {reg_src, reg_dst, reg_outer, reg_saved_sp, reg_read, reg_write};
+    for (const Reg64 &r : saved) push(r);
+    mov(reg_saved_sp, rsp);
+    sub(rsp, frame);
+    and_(rsp, -64);
+    lea(reg_read, ptr[rsp + keys_at[0]]);
+    lea(reg_write, ptr[rsp + keys_at[1]]);
+    mov(r8, ARG(batch_stride));
+    lea(r9, ptr[r8 + r8]);
+    mov(eax, 0x7fff7fff);
+    vpbroadcastd(key_mask, eax);
+    vpxord(chain0, chain0, chain0);
+    vpxord(chain1, chain1, chain1);
+    // A register at the width of x.
+    auto like = [](const Xmm &x, int idx) -> Xmm {
+        if (x.isZMM()) return Zmm(idx);
+        if (x.isYMM()) return Ymm(idx);
+        return Xmm(idx);
+    };
+    // Sign-magnitude words to keys and back (the same map); t a temporary.
+    auto to_key = [&](const Xmm &x, const Xmm &t) {
+        vpsraw(t, x, 15);
+        vpternlogd(x, t, like(x, key_mask.getIdx()), 0x78);  // x ^ (t & mask)
+    };
+    // Vector v of the group at reg_src, `batch` indices, into the keys at
+    // reg_write.
+    auto key_vector = [&](int v, int batch) {
+        const int u = v % 4, disp = v * 64;
+        const Zmm x(u), t(4 + u);
+        const Reg64 index[] = {r8, r9};
+        for (int b = 0; b < batch; ++b) {
+            const Zmm y = b == 0 ? x : Zmm(8 + u);
+            if (b == 0) vmovdqu16(y, ptr[reg_src + disp]);
+            else vmovdqu16(y, ptr[reg_src + index[b - 1] + disp]);
+            const Zmm &c = (v + b) % 2 ? chain1 : chain0;
+            vpmaxuw(c, c, y);
+            to_key(y, t);
+            if (b > 0) vpmaxsw(x, x, y);
+        }
+        vmovdqa64(ptr[reg_write + disp], x);
+    };
+    // Slice s of the group at reg_read into the stage, as words.
+    const int row = sh.J * sh.esz, slice_bytes = sh.R * row;
+    const Xmm width = sh.vec_bytes == 16 ? Xmm(0) : sh.vec_bytes == 32 ? Ymm(0) : Zmm(0);
+    auto slice = [&](int s) {
+        const Xmm y = like(width, 16 + s % 8), t = like(width, tmp);
+        vmovdqu16(y, ptr[reg_read + s * slice_bytes]);
+        for (int r = 1; r < sh.R; ++r) vpmaxsw(y, y, ptr[reg_read + s * slice_bytes + r * row]);
+        to_key(y, t);
+        vmovdqu16(ptr[rsp + stage_at + s * row], y);
+    };
+    // A group's slices from reg_read and, batch > 0, the next group's keys
+    // from reg_src into reg_write, their instructions interleaved: as two
+    // phases the slices' long runs of L1 work held up the next loads from
+    // memory (bf16 NCHW 14x14 maps reducing H, one thread: 28-30% of the
+    // roofline, the keys alone 60%).
+    auto group = [&](int batch) {
+        int v = 0;
+        for (int s = 0; s < sh.group; ++s) {
+            slice(s);
+            for (const int end = batch ? (s + 1) * nvec / sh.group : 0; v < end; ++v)
+                key_vector(v, batch);
+        }
+    };
+    // The stage's lines to dst, non-temporal where stream_dst and dst is
+    // on a line (then every group's is: a group's dst is whole lines);
+    // dst moved past them.
+    auto copy = [&] {
+        auto lines_to_dst = [&](bool nt) {
+            for (int l = 0; l < lines; ++l) {
+                const Zmm z(l % 4);
+                vmovdqa64(z, ptr[rsp + stage_at + l * 64]);
+                if (nt) vmovntdq(ptr[reg_dst + l * 64], z);
+                else vmovdqu64(ptr[reg_dst + l * 64], z);
+            }
+        };
+        Label l_copied;
+        if (cfg_.stream_dst) {
+            Label l_plain;
+            test(reg_dst, 63);
+            jnz(l_plain, T_NEAR);
+            lines_to_dst(true);
+            jmp(l_copied, T_NEAR);
+            L(l_plain);
+        }
+        lines_to_dst(false);
+        L(l_copied);
+        add(reg_dst, sh.dst_bytes);
+    };
+    // The keys run a group ahead of the slices: the first group's alone,
+    // then groups of slices with the next one's keys while more than a
+    // group of slices is left after it, then the last group's slices.
+    auto run = [&](int batch) {
+        for (int v = 0; v < nvec; ++v) key_vector(v, batch);
+        add(reg_src, sh.src_bytes);
+        sub(reg_outer, sh.group);
+        Label l_group, l_last;
+        cmp(reg_outer, sh.group);
+        jle(l_last, T_NEAR);
+        L(l_group);
+        xchg(reg_read, reg_write);
+        group(batch);
+        add(reg_src, sh.src_bytes);
+        sub(reg_outer, sh.group);
+        copy();
+        cmp(reg_outer, sh.group);
+        jg(l_group, T_NEAR);
+        L(l_last);
+        xchg(reg_read, reg_write);
+    };
+    Label l_runs_done;
+    for (int batch = 2; batch <= keyed_max_batch; ++batch) {
+        Label l_next;
+        cmp(ARG(batch), batch);
+        jne(l_next, T_NEAR);
+        run(batch);
+        jmp(l_runs_done, T_NEAR);
+        L(l_next);
+    }
+    L(l_runs_done);
+    group(0);
+    copy();
+    if (cfg_.stream_dst) sfence();
+    mov(rsp, reg_saved_sp);
+    pop(reg_write);
+    pop(reg_read);
+    pop(reg_saved_sp);
+    // A negative NaN (its bits above -inf's) turned key sank below every
+    // value: the slices from the call's start go one at a time.
+    test_negative_nan_chains(chain0, chain1, chain0, chain1);
+    jnz(l_nan, T_NEAR);
+    add(rsp, 3 * 8);
+    jmp(l_done, T_NEAR);
+    L(l_nan);
+    pop(reg_outer);
+    pop(reg_dst);
+    pop(reg_src);
+    L(l_done);
+    L(l_skip);
+}
+
+#undef ARG
+
+} // namespace crest::impl::jit
