@@ -1,17 +1,20 @@
-// `vert_reg` fixed blocks of 16-bit slices whose rows are 8-12 bytes, in
-// calls of 2-3 batch indices, read through a keyed copy (gen_vertical_reg.hpp,
-// fixed_keyed): NCHW reducing N and H of 5x5 maps, where the two slices a
-// ymm spend a load, an insert and two statistics on each index's row of a
-// few words. A group of dense slices is read in whole vectors, each index's
-// as ordered keys (sign-magnitude words with the negatives' magnitude
-// flipped: a signed max orders them), maxed over the indices and written
-// to an L1 buffer on the stack; then each slice is its first row's vector
-// maxed with the others' as memory operands of the buffer (one instruction
-// a row), turned back into words and stored to a stage, whose whole lines
-// go to dst. A group is 32 / gcd(J, 32) slices: whole lines of src and of
-// dst. Keys lose negative NaNs (positive ones stay the largest):
-// unsigned-max chains of the raw words catch them and send the call to
-// the one-slice blocks.
+// `vert_reg` fixed blocks of 16-bit slices whose rows are 8-12 bytes (f32:
+// 12-20), in calls of 2-3 batch indices, read through a keyed copy
+// (gen_vertical_reg.hpp, fixed_keyed): NCHW reducing N and H of 4x4 to 6x6
+// maps (f32: 3x3 to 5x5), where the two slices a ymm spend a load, an
+// insert and the statistics on each index's row of a few elements. A
+// group of dense slices is read in whole vectors, each index's as ordered
+// keys (sign-magnitude words with the negatives' magnitude flipped: a
+// signed max orders them), maxed over the indices and written to an L1
+// buffer on the stack; then each slice is its first row's vector maxed
+// with the others' as memory operands of the buffer (one instruction a
+// row), turned back into words and stored to a stage, whose whole lines
+// go to dst. A group is a line's lanes / gcd(J, lanes) slices: whole lines
+// of src and of dst. Keys lose negative NaNs (positive ones stay the
+// largest): unsigned-max chains of the raw words catch them and send the
+// call to the one-slice blocks. f32 needs no keys: plain maxes, whose
+// invalid flag a NaN raises (junk lanes read src or zeros), and the fixed
+// blocks then have the general loop redo the call.
 #include <cstddef>
 #include <numeric>
 
@@ -29,10 +32,14 @@ namespace {
 constexpr int keyed_max_batch = 3;
 // The keyed copy of a group stays in L1 with room for the stage.
 constexpr int keyed_max_bytes = 16 * 1024;
-// Rows of up to 12 bytes (5x5 and 6x6 maps): over 14-byte rows (7x7)
-// the two slices a ymm read as fast, and the one-slice blocks read wider
-// rows faster (performance.md, session 37).
-constexpr int keyed_max_row = 12;
+// 16-bit rows of up to 12 bytes (4x4 to 6x6 maps): over 14-byte rows
+// (7x7) the two slices a ymm read as fast, and the one-slice blocks read
+// wider rows faster. f32 rows of 12-20 bytes (3x3 to 5x5 maps): rows of
+// 8 (2x2) read alike or worse, and from 7x7 the one-slice blocks' memory
+// operands read at the roofline. performance.md, session 37.
+constexpr int keyed_max_row16 = 12;
+constexpr int keyed_min_row_f32 = 12;
+constexpr int keyed_max_row_f32 = 20;
 
 struct keyed_shape {
     int R, J, esz, group, src_bytes, dst_bytes, vec_bytes;
@@ -51,8 +58,11 @@ struct keyed_shape {
 bool vertical_reg_generator::fixed_keyed_fit() const {
     const int R = cfg_.block_rows, J = cfg_.block_cols;
     const keyed_shape sh(R, J, ssz());
-    return is512() && raw16() && batched() && cfg_.src_dt == cfg_.dst_dt && R >= 2
-            && J * ssz() >= 8 && J * ssz() <= keyed_max_row && sh.src_bytes <= keyed_max_bytes;
+    const int row = J * ssz();
+    const bool rows_fit = raw16() ? row >= 8 && row <= keyed_max_row16
+                                  : row >= keyed_min_row_f32 && row <= keyed_max_row_f32;
+    return is512() && batched() && cfg_.src_dt == cfg_.dst_dt && R >= 2 && rows_fit
+            && sh.src_bytes <= keyed_max_bytes;
 }
 
 void vertical_reg_generator::fixed_keyed() {
@@ -101,10 +111,19 @@ void vertical_reg_generator::fixed_keyed() {
     lea(reg_write, ptr[rsp + keys_at[1]]);
     mov(r8, ARG(batch_stride));
     lea(r9, ptr[r8 + r8]);
-    mov(eax, 0x7fff7fff);
-    vpbroadcastd(key_mask, eax);
-    vpxord(chain0, chain0, chain0);
-    vpxord(chain1, chain1, chain1);
+    if (raw16()) {
+        mov(eax, 0x7fff7fff);
+        vpbroadcastd(key_mask, eax);
+        vpxord(chain0, chain0, chain0);
+        vpxord(chain1, chain1, chain1);
+    } else {
+        // f32 maxes raise the invalid flag on a NaN, junk lanes too: the
+        // spare past each buffer, which the last slice's rows read, holds
+        // zeros.
+        vpxord(key_mask, key_mask, key_mask);
+        vmovdqa64(ptr[rsp + keys_at[1] - 64], key_mask);
+        vmovdqa64(ptr[rsp + stage_at - 64], key_mask);
+    }
     // A register at the width of x.
     auto like = [](const Xmm &x, int idx) -> Xmm {
         if (x.isZMM()) return Zmm(idx);
@@ -120,6 +139,15 @@ void vertical_reg_generator::fixed_keyed() {
     // reg_write.
     auto key_vector = [&](int v, int batch) {
         const int u = v % 4, disp = v * 64;
+        if (!raw16()) {
+            // f32: plain maxes (a NaN raises the invalid flag).
+            const Zmm x(u);
+            vmovups(x, ptr[reg_src + disp]);
+            for (int b = 1; b < batch; ++b)
+                vmaxps(x, x, ptr[reg_src + (b == 1 ? r8 : r9) + disp]);
+            vmovaps(ptr[reg_write + disp], x);
+            return;
+        }
         const Zmm x(u), t(4 + u);
         const Reg64 index[] = {r8, r9};
         for (int b = 0; b < batch; ++b) {
@@ -138,7 +166,15 @@ void vertical_reg_generator::fixed_keyed() {
     const Xmm width = sh.vec_bytes == 16 ? Xmm(0) : sh.vec_bytes == 32 ? Ymm(0) : Zmm(0);
     auto slice = [&](int s) {
         const Xmm y = like(width, 16 + s % 8), t = like(width, tmp);
-        vmovdqu16(y, ptr[reg_read + s * slice_bytes]);
+        const Address first = ptr[reg_read + s * slice_bytes];
+        if (!raw16()) {
+            vmovups(y, first);
+            for (int r = 1; r < sh.R; ++r)
+                vmaxps(y, y, ptr[reg_read + s * slice_bytes + r * row]);
+            vmovups(ptr[rsp + stage_at + s * row], y);
+            return;
+        }
+        vmovdqu16(y, first);
         for (int r = 1; r < sh.R; ++r) vpmaxsw(y, y, ptr[reg_read + s * slice_bytes + r * row]);
         to_key(y, t);
         vmovdqu16(ptr[rsp + stage_at + s * row], y);
@@ -220,9 +256,13 @@ void vertical_reg_generator::fixed_keyed() {
     pop(reg_read);
     pop(reg_saved_sp);
     // A negative NaN (its bits above -inf's) turned key sank below every
-    // value: the slices from the call's start go one at a time.
-    test_negative_nan_chains(chain0, chain1, chain0, chain1);
-    jnz(l_nan, T_NEAR);
+    // value: the slices from the call's start go one at a time. f32 NaNs
+    // raised the invalid flag, which the fixed blocks test at their end
+    // (redo_after_nan).
+    if (raw16()) {
+        test_negative_nan_chains(chain0, chain1, chain0, chain1);
+        jnz(l_nan, T_NEAR);
+    }
     add(rsp, 3 * 8);
     jmp(l_done, T_NEAR);
     L(l_nan);

@@ -273,12 +273,14 @@ private:
     // negative NaN: every slice).
     bool fixed_runs_fit() const;
     void fixed_runs();
-    // AVX-512, batched 16-bit slices of rows of 8-12 bytes (NCHW reducing
-    // N and H of 5x5 maps; gen_vertical_fixed_keyed.cpp): fresh calls of
-    // 2-3 batch indices whose slices and dst are dense take whole groups
-    // of slices (32 / gcd(columns, 32)) through a keyed copy in L1, while
-    // more than a group is left, reg_src, reg_dst and reg_outer moved past
-    // them; the rest go on as before (after a negative NaN: every slice).
+    // AVX-512, batched slices of 16-bit rows of 8-12 bytes or f32 rows of
+    // 12-20 (NCHW reducing N and H of 4x4 to 6x6 maps, f32 3x3 to 5x5;
+    // gen_vertical_fixed_keyed.cpp): fresh calls of 2-3 batch indices
+    // whose slices and dst are dense take whole groups of slices (a line's
+    // lanes / gcd(columns, lanes)) through a keyed copy in L1, while more
+    // than a group is left, reg_src, reg_dst and reg_outer moved past
+    // them; the rest go on as before (after a negative NaN: every slice;
+    // f32 after any NaN: the general loop, as the other blocks).
     bool fixed_keyed_fit() const;
     void fixed_keyed();
     // f32 on AVX-512, slices of 9-15 columns and enough rows that

@@ -2,11 +2,11 @@
 // called directly. The runs (gen_vertical_fixed_runs.cpp): rows under 8
 // bytes, fresh calls of 1-3 batch indices take whole periods (32 /
 // gcd(R*J, 32) slices) while a period and a vector's bytes are left. The
-// keyed copies (gen_vertical_fixed_keyed.cpp): rows of 8-12 bytes, fresh
-// calls of 2-3 batch indices take whole groups (32 / gcd(J, 32) slices)
-// while more than a group is left. The slices after them, and every
-// other call, go one at a time; a negative NaN sends the whole call to
-// those. Each call is checked against the values, whatever path took it.
+// keyed copies (gen_vertical_fixed_keyed.cpp): rows of 8-12 bytes (f32:
+// 12-20), fresh calls of 2-3 batch indices take whole groups (a line's
+// lanes / gcd(J, lanes) slices) while more than a group is left. The slices after them, and every
+// other call, go one at a time; a negative NaN (f32: any NaN) sends the
+// whole call to those. Each call is checked against the values, whatever path took it.
 #include "backend/jit/kernel_cache.hpp"
 #include "backend/jit/plan.hpp"
 #include "jit_direct_util.hpp"
@@ -54,7 +54,7 @@ protected:
                 dst_buf(size_t(c.n_outer * dst_stride) * es + 128);
         uint8_t *const dst = past_line(dst_buf.data(), c.dst_offset);
         std::mt19937 rng(seed);
-        const uint32_t sign = c.negative ? 0x8000u : 0;
+        const uint32_t sign = !c.negative ? 0 : dt() == data_type::f32 ? 0x80000000u : 0x8000u;
         for (int64_t i = 0; i < indices * per_index; ++i)
             put(src.data(), i, dt(), random_bits(dt(), rng, rng() % 4 == 0) | sign);
         if (c.nan_at >= 0)
@@ -150,17 +150,19 @@ TEST_P(JitFixedRuns, SrcEndsAtAPage) {
     }
 }
 
-// Blocks of 4x4, 5x5, 6x6, 3x4, 2x6 and 7x5 (groups of 8, 32, 16, 8,
-// 16 and 32 slices); slice counts a slice past a group, two past, a few
+// Blocks of 4x4, 5x5, 6x6, 3x4, 2x6, 7x5, 3x3, 2x2 and 5x3 (16-bit
+// groups of 8, 32, 16, 8, 16, 32, 32, 16 and 32 slices; f32 takes those
+// of 3-5 columns, in groups of 16, 4 or 16); slice counts a slice past a group, two past, a few
 // groups and some, whole groups (the last one's slices go one at a
 // time); one index (not taken) and 2-3; dst on a line (streamed or
 // not), off one, padded (one at a time); negative data.
 TEST_P(JitFixedKeyed, GroupsAndTheRest) {
     if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
     uint32_t seed = 5400;
+    const int lanes = 64 / int(esize(dt()));
     for (auto [rows, cols] : std::vector<std::pair<int, int>> {
-                 {4, 4}, {5, 5}, {6, 6}, {3, 4}, {2, 6}, {7, 5}}) {
-        const int64_t group = 32 / std::gcd(cols, 32);
+                 {4, 4}, {5, 5}, {6, 6}, {3, 4}, {2, 6}, {7, 5}, {3, 3}, {2, 2}, {5, 3}}) {
+        const int64_t group = lanes / std::gcd(cols, lanes);
         for (int64_t n : {group + 1, group + 2, 3 * group + 5, 4 * group})
             for (int64_t batch : {0, 2, 3})
                 for (bool stream : {false, true}) {
@@ -177,12 +179,14 @@ TEST_P(JitFixedKeyed, GroupsAndTheRest) {
 // A NaN of either sign in the first group's first slice, a middle
 // group, the last group taken, the slices after the groups, and each
 // later batch index: positive ones stay the largest keys, negative ones
-// send the call to the one-slice blocks.
+// send the call to the one-slice blocks (f32: any NaN, to the general
+// loop).
 TEST_P(JitFixedKeyed, NaNAnywhere) {
     if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
     uint32_t seed = 5500;
-    for (auto [rows, cols] : std::vector<std::pair<int, int>> {{5, 5}, {4, 4}}) {
-        const int64_t slice = rows * cols, group = 32 / std::gcd(cols, 32);
+    const int lanes = 64 / int(esize(dt()));
+    for (auto [rows, cols] : std::vector<std::pair<int, int>> {{5, 5}, {4, 4}, {3, 3}}) {
+        const int64_t slice = rows * cols, group = lanes / std::gcd(cols, lanes);
         const int64_t n = 4 * group + 3;
         for (int64_t at : {int64_t(0), slice * group * 2 + slice / 2, slice * group * 4 - 1,
                      slice * n - 1})
@@ -197,21 +201,22 @@ TEST_P(JitFixedKeyed, NaNAnywhere) {
 }
 
 // Through the plans, src ending where a page nothing follows begins:
-// the keys read whole vectors of whole groups, never past src (NCHW 4x4
-// and 5x5 maps reducing N and H).
+// the keys read whole vectors of whole groups, never past src (NCHW 3x3,
+// 4x4 and 5x5 maps reducing N and H).
 TEST_P(JitFixedKeyed, SrcEndsAtAPage) {
     if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
     uint32_t seed = 5600;
     for (int64_t c : {9, 17, 33, 40, 65, 100}) {
         check_at_page_end(make_problem(dt(), {2, c, 5, 5}, 0b0101), seed++);
         check_at_page_end(make_problem(dt(), {3, c, 4, 4}, 0b0101), seed++);
+        check_at_page_end(make_problem(dt(), {2, c, 3, 3}, 0b0101), seed++);
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitFixedRuns,
         ::testing::Values(data_type::bf16, data_type::f16), dt_name);
 INSTANTIATE_TEST_SUITE_P(All, JitFixedKeyed,
-        ::testing::Values(data_type::bf16, data_type::f16), dt_name);
+        ::testing::Values(data_type::bf16, data_type::f16, data_type::f32), dt_name);
 
 } // namespace
 } // namespace crest::impl::jit::test
