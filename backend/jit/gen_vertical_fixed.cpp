@@ -182,6 +182,27 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     L(l_done);
 }
 
+void vertical_reg_generator::dense_enter() {
+    push(reg_src);
+    push(reg_dst);
+    push(reg_outer);
+}
+
+void vertical_reg_generator::dense_leave(const Xmm &chain0, const Xmm &chain1, bool chains) {
+    Label l_nan, l_done;
+    if (chains) {
+        test_negative_nan_chains(chain0, chain1, chain0, chain1);
+        jnz(l_nan, T_NEAR);
+    }
+    add(rsp, 3 * 8);
+    jmp(l_done, T_NEAR);
+    L(l_nan);
+    pop(reg_outer);
+    pop(reg_dst);
+    pop(reg_src);
+    L(l_done);
+}
+
 void vertical_reg_generator::redo_after_nan(const Label &general, const Label &done) {
     // A NaN somewhere: the general loop redoes the call from the start.
     // Fresh, dst holds nothing it needs; accumulating, each output

@@ -73,7 +73,7 @@ void vertical_reg_generator::fixed_keyed() {
     // spare, the last slice's junk lanes).
     const int keys_at[] = {0, sh.src_bytes + 64};
     const int stage_at = 2 * (sh.src_bytes + 64), frame = stage_at + sh.dst_bytes + 64;
-    Label l_skip, l_done, l_nan;
+    Label l_skip;
 
     // The calls it takes: fresh, 2 to keyed_max_batch indices (one
     // index read faster in the other forms), dense slices and dst, more
@@ -102,7 +102,8 @@ void vertical_reg_generator::fixed_keyed() {
     const Reg64 reg_saved_sp = r12, reg_read = rbx, reg_write = rbp;
     const Zmm chain0(12), chain1(13), key_mask(14);
     const int tmp = 24;
-    const Reg64 saved[] = {reg_src, reg_dst, reg_outer, reg_saved_sp, reg_read, reg_write};
+    dense_enter();
+    const Reg64 saved[] = {reg_saved_sp, reg_read, reg_write};
     for (const Reg64 &r : saved) push(r);
     mov(reg_saved_sp, rsp);
     sub(rsp, frame);
@@ -131,10 +132,7 @@ void vertical_reg_generator::fixed_keyed() {
         return Xmm(idx);
     };
     // Sign-magnitude words to keys and back (the same map); t a temporary.
-    auto to_key = [&](const Xmm &x, const Xmm &t) {
-        vpsraw(t, x, 15);
-        vpternlogd(x, t, like(x, key_mask.getIdx()), 0x78);  // x ^ (t & mask)
-    };
+    auto to_key = [&](const Xmm &x, const Xmm &t) { to_key16(x, t, like(x, key_mask.getIdx())); };
     // Vector v of the group at reg_src, `batch` indices, into the keys at
     // reg_write.
     auto key_vector = [&](int v, int batch) {
@@ -255,21 +253,9 @@ void vertical_reg_generator::fixed_keyed() {
     pop(reg_write);
     pop(reg_read);
     pop(reg_saved_sp);
-    // A negative NaN (its bits above -inf's) turned key sank below every
-    // value: the slices from the call's start go one at a time. f32 NaNs
-    // raised the invalid flag, which the fixed blocks test at their end
-    // (redo_after_nan).
-    if (raw16()) {
-        test_negative_nan_chains(chain0, chain1, chain0, chain1);
-        jnz(l_nan, T_NEAR);
-    }
-    add(rsp, 3 * 8);
-    jmp(l_done, T_NEAR);
-    L(l_nan);
-    pop(reg_outer);
-    pop(reg_dst);
-    pop(reg_src);
-    L(l_done);
+    // f32 NaNs raised the invalid flag, which the fixed blocks test at
+    // their end (redo_after_nan).
+    dense_leave(chain0, chain1, raw16());
     L(l_skip);
 }
 

@@ -139,10 +139,7 @@ void vertical_reg_generator::fixed_runs() {
     const Zmm k_cur(8), k_next(9), t(10), o(11), sign(12), key_mask(13), chain0(14), chain1(15);
     auto shift_reg = [&](int r) { return Zmm(16 + r - 1); };  // 16..19: R <= 5
     const Opmask k_pair(1);
-    Label l_done, l_nan;
-    push(reg_src);
-    push(reg_dst);
-    push(reg_outer);
+    dense_enter();
     mov(eax, 0x7fff7fff);
     vpbroadcastd(key_mask, eax);
     for (int r = 1; r < sh.R; ++r) vmovdqu16(shift_reg(r), table(shift_tab[size_t(r - 1)]));
@@ -150,10 +147,7 @@ void vertical_reg_generator::fixed_runs() {
     vpxord(chain1, chain1, chain1);
     // Sign-magnitude words to keys that order as signed words (negatives'
     // magnitude bits flipped) and back: the same map.
-    auto to_key = [&](const Zmm &x) {
-        vpsraw(sign, x, 15);
-        vpternlogd(x, sign, key_mask, 0x78);  // x ^ (sign & mask)
-    };
+    auto to_key = [&](const Zmm &x) { to_key16(x, sign, key_mask); };
     int chain = 0;
     // The vector at disp as keys, maxed over the call's `batch` indices
     // (batch_stride apart: r8, r9 = 2 * r8): a shift of the max is the
@@ -240,17 +234,7 @@ void vertical_reg_generator::fixed_runs() {
         L(l_next);
     }
     L(l_periods_done);
-    // A negative NaN (its bits above -inf's) turned key sank below every
-    // value: the slices from the call's start go one at a time.
-    test_negative_nan_chains(chain0, chain1, chain0, chain1);
-    jnz(l_nan, T_NEAR);
-    add(rsp, 3 * 8);
-    jmp(l_done, T_NEAR);
-    L(l_nan);
-    pop(reg_outer);
-    pop(reg_dst);
-    pop(reg_src);
-    L(l_done);
+    dense_leave(chain0, chain1, true);
     L(l_skip);
 }
 

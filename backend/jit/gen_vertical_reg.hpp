@@ -283,6 +283,13 @@ private:
     // f32 after any NaN: the general loop, as the other blocks).
     bool fixed_keyed_fit() const;
     void fixed_keyed();
+    // The runs' and the keyed copy's way in and out: reg_src, reg_dst and
+    // reg_outer saved; then, where chains (unsigned-max chains of the raw
+    // words) saw a negative NaN, which keys lose, restored, so that the
+    // one-slice blocks take the call from its start; else dropped, the
+    // registers past the slices taken.
+    void dense_enter();
+    void dense_leave(const Xbyak::Xmm &chain0, const Xbyak::Xmm &chain1, bool chains);
     // f32 on AVX-512, slices of 9-15 columns and enough rows that
     // follow one another (gen_vertical_fixed_lines.cpp): calls whose rows
     // and slices are dense take groups of fixed_lines_group() slices from
