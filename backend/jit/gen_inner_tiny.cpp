@@ -117,6 +117,9 @@ void inner_blocks_generator::tiny_rows() {
     // 16-bit rows of 4-16 by transposes, f32 rows of 5-7 below; 16-bit
     // rows of 2 as dwords, as AVX-512's rows of 2-3.
     if (raw16() && cfg_.block_n == 2) return tiny_rows_dwords();
+    // f32 rows of 9-15 of one row an output as two halves; other calls
+    // go on to the trees.
+    if (inner_tiny_halves(cfg_.isa, cfg_.src_dt, cfg_.block_n)) tiny_rows_halves();
     if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16())))
         return tiny_rows_in_lanes();
     if (!is512() && raw16()) return tiny_rows_words();
