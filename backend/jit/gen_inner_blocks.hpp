@@ -77,10 +77,11 @@ protected:
     // row's elements as floats in dwords' high halves, maxed by vmaxps
     // (gen_inner_tiny_dwords.cpp).
     void tiny_rows_dwords();
-    // AVX-512 f32 rows of 9-13, one row an output (inner_tiny_halves,
-    // generators.hpp; tiny_rows() runs it before its trees, which take the
-    // calls it leaves): each row's first and last 8 elements as two ymm,
-    // 16 rows' partials folded by lane shuffles (gen_inner_tiny_halves.cpp).
+    // AVX-512 f32 rows of 9-13, one row an output (tiny_rows() runs it
+    // before its trees, which take the calls it leaves): each row's first
+    // and last 8 elements as two ymm, 16 rows' partials folded by lane
+    // shuffles (gen_inner_tiny_halves.cpp).
+    bool tiny_rows_halves_fit() const;
     void tiny_rows_halves();
 
     // AVX2, rows of block_n elements past whole vectors: the row's

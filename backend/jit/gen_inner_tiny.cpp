@@ -117,9 +117,9 @@ void inner_blocks_generator::tiny_rows() {
     // 16-bit rows of 4-16 by transposes, f32 rows of 5-7 below; 16-bit
     // rows of 2 as dwords, as AVX-512's rows of 2-3.
     if (raw16() && cfg_.block_n == 2) return tiny_rows_dwords();
-    // f32 rows of 9-15 of one row an output as two halves; other calls
+    // f32 rows of 9-13 of one row an output as two halves; other calls
     // go on to the trees.
-    if (inner_tiny_halves(cfg_.isa, cfg_.src_dt, cfg_.block_n)) tiny_rows_halves();
+    if (tiny_rows_halves_fit()) tiny_rows_halves();
     if (!is512() && (cfg_.block_n <= 3 || (cfg_.block_n == 4 && !raw16())))
         return tiny_rows_in_lanes();
     if (!is512() && raw16()) return tiny_rows_words();
@@ -215,16 +215,15 @@ void inner_blocks_generator::tiny_rows() {
         zero16(chain1);
     }
     const int window_bytes = s.r0 * n * esz;
-    // Row r of an output's rows (tiny_row_address, its strides set at
-    // the dispatch below). The rows are unrolled: a loop over them, its
+    // Row r of an output's rows: tiny_row_address, its strides set at
+    // the dispatch below. The rows are unrolled: a loop over them, its
     // stride a memory operand, cost calls of 4-6 rows half their speed.
-    auto row_address = [&](int r, int off) { return tiny_row_address(r, off); };
     // A later row's vector at byte off into x, maxed into acc (16-bit: the
     // raw bits, or keys, beside chain's unsigned max).
     auto max_row_in = [&](const Xmm &acc, const Xmm &x, const Xmm &chain, int r, int off,
                               bool keys) {
-        if (!words) return vmaxps(acc, acc, row_address(r, off));
-        vmovdqu16(x, row_address(r, off));
+        if (!words) return vmaxps(acc, acc, tiny_row_address(r, off));
+        vmovdqu16(x, tiny_row_address(r, off));
         vpmaxuw(chain, chain, x);
         if (keys) to_key16(x, t, abs_mask);
         vpmaxsw(acc, acc, x);
@@ -237,11 +236,11 @@ void inner_blocks_generator::tiny_rows() {
         // read of each, as a permute's memory operand, was its limit
         // at 4.2 cycles per 64 bytes).
         if (is512()) {
-            vmovdqu32(a, row_address(0, first));
-            vmovdqu32(b, row_address(0, second));
+            vmovdqu32(a, tiny_row_address(0, first));
+            vmovdqu32(b, tiny_row_address(0, second));
         } else {
-            load(a, row_address(0, first), cfg_.src_dt);
-            load(b, row_address(0, second), cfg_.src_dt);
+            load(a, tiny_row_address(0, first), cfg_.src_dt);
+            load(b, tiny_row_address(0, second), cfg_.src_dt);
         }
         if (words) {
             vpmaxuw(chain0, chain0, a);

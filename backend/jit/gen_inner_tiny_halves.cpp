@@ -10,7 +10,6 @@
 // 2 threads, rows of 9-13 68-82 -> 82-90% of the roofline, of 14-15
 // 81-83 -> 76-78%).
 #include "backend/jit/gen_inner_blocks.hpp"
-#include "backend/jit/generators.hpp"
 
 #include <cstddef>
 
@@ -18,8 +17,9 @@ namespace crest::impl::jit {
 
 using namespace Xbyak;
 
-bool inner_tiny_halves(isa_t isa, data_type dt, int64_t n) {
-    return isa == isa_t::avx512_core && dt == data_type::f32 && n >= 9 && n <= 13;
+bool inner_blocks_generator::tiny_rows_halves_fit() const {
+    const int n = cfg_.block_n;
+    return is512() && !raw16() && n >= 9 && n <= 13;
 }
 
 void inner_blocks_generator::tiny_rows_halves() {

@@ -42,14 +42,12 @@ constexpr int keyed_min_row_f32 = 12;
 constexpr int keyed_max_row_f32 = 20;
 
 struct keyed_shape {
-    int R, J, esz, group, src_bytes, dst_bytes, vec_bytes;
+    int R, J, esz, group, src_bytes, dst_bytes;
     keyed_shape(int rows, int cols, int esz_) : R(rows), J(cols), esz(esz_) {
         const int lanes = 64 / esz;
         group = lanes / std::gcd(J, lanes);
         src_bytes = group * R * J * esz;
         dst_bytes = group * J * esz;
-        const int row = J * esz;
-        vec_bytes = row <= 16 ? 16 : row <= 32 ? 32 : 64;
     }
 };
 
@@ -67,7 +65,7 @@ bool vertical_reg_generator::fixed_keyed_fit() const {
 
 void vertical_reg_generator::fixed_keyed() {
     const keyed_shape sh(cfg_.block_rows, cfg_.block_cols, ssz());
-    const int nvec = sh.src_bytes / 64, lines = sh.dst_bytes / 64;
+    const int nvec = sh.src_bytes / 64;
     // The stack: two key buffers (each with a vector's spare, read by the
     // last slice's rows past its columns), then the stage (and a vector's
     // spare, the last slice's junk lanes).
@@ -137,21 +135,22 @@ void vertical_reg_generator::fixed_keyed() {
     // reg_write.
     auto key_vector = [&](int v, int batch) {
         const int u = v % 4, disp = v * 64;
+        // Index b's vector (b > 0: r8 or r9 past reg_src).
+        auto at = [&](int b) {
+            return b == 0 ? ptr[reg_src + disp] : ptr[reg_src + (b == 1 ? r8 : r9) + disp];
+        };
         if (!raw16()) {
             // f32: plain maxes (a NaN raises the invalid flag).
             const Zmm x(u);
-            vmovups(x, ptr[reg_src + disp]);
-            for (int b = 1; b < batch; ++b)
-                vmaxps(x, x, ptr[reg_src + (b == 1 ? r8 : r9) + disp]);
+            vmovups(x, at(0));
+            for (int b = 1; b < batch; ++b) vmaxps(x, x, at(b));
             vmovaps(ptr[reg_write + disp], x);
             return;
         }
         const Zmm x(u), t(4 + u);
-        const Reg64 index[] = {r8, r9};
         for (int b = 0; b < batch; ++b) {
             const Zmm y = b == 0 ? x : Zmm(8 + u);
-            if (b == 0) vmovdqu16(y, ptr[reg_src + disp]);
-            else vmovdqu16(y, ptr[reg_src + index[b - 1] + disp]);
+            vmovdqu16(y, at(b));
             const Zmm &c = (v + b) % 2 ? chain1 : chain0;
             vpmaxuw(c, c, y);
             to_key(y, t);
@@ -161,7 +160,8 @@ void vertical_reg_generator::fixed_keyed() {
     };
     // Slice s of the group at reg_read into the stage, as words.
     const int row = sh.J * sh.esz, slice_bytes = sh.R * row;
-    const Xmm width = sh.vec_bytes == 16 ? Xmm(0) : sh.vec_bytes == 32 ? Ymm(0) : Zmm(0);
+    // A row is at most 20 bytes (keyed_max_row_f32): an xmm or a ymm.
+    const Xmm width = row <= 16 ? Xmm(0) : Ymm(0);
     auto slice = [&](int s) {
         const Xmm y = like(width, 16 + s % 8), t = like(width, tmp);
         const Address first = ptr[reg_read + s * slice_bytes];
@@ -194,24 +194,16 @@ void vertical_reg_generator::fixed_keyed() {
     // on a line (then every group's is: a group's dst is whole lines);
     // dst moved past them.
     auto copy = [&] {
-        auto lines_to_dst = [&](bool nt) {
-            for (int l = 0; l < lines; ++l) {
-                const Zmm z(l % 4);
-                vmovdqa64(z, ptr[rsp + stage_at + l * 64]);
-                if (nt) vmovntdq(ptr[reg_dst + l * 64], z);
-                else vmovdqu64(ptr[reg_dst + l * 64], z);
-            }
-        };
         Label l_copied;
         if (cfg_.stream_dst) {
             Label l_plain;
             test(reg_dst, 63);
             jnz(l_plain, T_NEAR);
-            lines_to_dst(true);
+            stage_to_dst(ptr[rsp + stage_at], ptr[reg_dst], sh.dst_bytes, true);
             jmp(l_copied, T_NEAR);
             L(l_plain);
         }
-        lines_to_dst(false);
+        stage_to_dst(ptr[rsp + stage_at], ptr[reg_dst], sh.dst_bytes, false);
         L(l_copied);
         add(reg_dst, sh.dst_bytes);
     };

@@ -126,6 +126,18 @@ void vertical_reg_generator::fixed_packed() {
     L(l_end);
 }
 
+void vertical_reg_generator::stage_to_dst(
+        const Address &from, const Address &to, int bytes, bool nt) {
+    const int vbytes = vlen() * 4;
+    for (int off = 0; off < bytes; off += vbytes) {
+        const Xmm line = vmm(off / vbytes % 4);
+        load_raw(line, ptr[from.getRegExp() + off]);
+        if (nt) vmovntdq(ptr[to.getRegExp() + off], line);
+        else if (is512()) vmovdqu64(ptr[to.getRegExp() + off], line);
+        else vmovdqu(ptr[to.getRegExp() + off], line);
+    }
+}
+
 int vertical_reg_generator::fixed_stage_bytes() const {
     const int b = cfg_.block_cols * dsz();
     return b / std::gcd(b, 64) * 64;  // lcm(b, 64)
@@ -165,11 +177,7 @@ void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
         mov(reg_outer, g);
         mov(reg_dst, reg_stage);
         slices();
-        const Xmm line = vmm(0);
-        for (int off = 0; off < stage; off += vlen() * 4) {
-            load_raw(line, ptr[reg_stage + off]);
-            vmovntdq(ptr[reg_to + off], line);
-        }
+        stage_to_dst(ptr[reg_stage], ptr[reg_to], stage, true);
         add(reg_to, stage);
         sub(reg_left, g);
         cmp(reg_left, g);

@@ -210,6 +210,9 @@ private:
     void fixed_when_accumulating(const std::function<void()> &body);
     int fixed_stage_bytes() const;  // lcm(a slice's dst bytes, 64)
     void fixed_staged(const std::function<void()> &slices);
+    // A stage's `bytes` (whole vectors) at `from` to `to`, non-temporal
+    // (`to` aligned to a vector) or not; vector registers 0-3.
+    void stage_to_dst(const Xbyak::Address &from, const Xbyak::Address &to, int bytes, bool nt);
     // The block's vectors: their width in bytes and count; whether vector
     // i is the last and short of a full vector (masked).
     int fixed_width() const;

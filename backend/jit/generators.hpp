@@ -40,11 +40,6 @@ inline bool inner_tiny_rows(isa_t isa, data_type dt, int64_t n) {
     return n >= 2 && n <= (dt == data_type::f32 ? 16 : 31);
 }
 
-// Of those, the rows tiny_rows() reads as two ymm halves instead of by
-// permutes where a call has one row an output (gen_inner_tiny_halves.cpp):
-// AVX-512 f32 rows of 9-13.
-bool inner_tiny_halves(isa_t isa, data_type dt, int64_t n);
-
 // The permute trees of the tiny rows also take outputs of up to this
 // many rows (row_stride apart: NCHW reducing N and W), each window's rows
 // maxed lane by lane before the tree, where such calls went to the
