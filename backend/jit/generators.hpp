@@ -17,19 +17,22 @@ jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf);
 // once: there the lane folding per output costs as much as its row.
 constexpr int64_t inner_block_max_n = 256;
 // Whether rows of n elements go by the blocks (up to inner_block_max_n).
-// 16-bit rows past 64 elements do only as 96 or 128 (whole lines): on Zen
-// 5 (session 32, bg_runs.sh, % of the roofline, per-output loop ->
-// blocks) bf16 rows of 96 at 8 MiB 58-81 -> 86-128 (4 rounds), f16
-// channels-last rows of 96 at 19 MiB 80-88 -> 99-112, bf16 channels-last
-// rows of 128 at 3 MiB 50-51 -> 87-88; capped to AVX2, f16 rows of 128
-// 64-67 -> 80-81. Rows of 256 read better at 25 MiB (64-77 -> 84-104 in
-// one state, alike in the other) and worse at 98 MiB (the main batch's
-// bf16 channels-last axis 1: lower in 5 of 7 rounds, 58-84 against
-// 63-96); other lengths moved either way (rows of 200 at 8 MiB 64-70 ->
-// 55-57, of 72 40 -> 49).
+// 16-bit rows of 256 do not: on Zen 5 (session 32) they read better at
+// 25 MiB in one state, alike in the other, and worse at 98 MiB (the main
+// batch's bf16 channels-last axis 1: lower in 5 of 7 rounds, 58-84
+// against 63-96). Until session 38 16-bit rows of 65-255 did so only as
+// 96 or 128; the per-output loop read the others at 38-74% of the
+// roofline at 25 MiB. Zen 4, batch_ab.sh, 3 rounds, % of the roofline,
+// loop -> blocks, one row an output: bf16/f16 rows of 65-100 38-53 ->
+// 74-97, of 121-225 63-74 -> 77-85 (NCHW 9x9 maps reducing H and W 55-56
+// -> 75-77); two rows an output (NCHW reducing N, H and W) 46-80 ->
+// 62-108; three 62-78 -> 74-116 but for rows of 65-82, which moved either
+// way (81: 62-68 -> 55-60 in one set, alike in another); capped to AVX2
+// 43-92 -> 77-106, 81 with three rows 63 -> 94-98. At 100 MiB rows of
+// 81-196 read 97-115% either way.
 inline bool inner_blocks_take(data_type dt, int64_t n) {
     if (n > inner_block_max_n) return false;
-    return dt == data_type::f32 || n <= 64 || n == 96 || n == 128;
+    return dt == data_type::f32 || n < inner_block_max_n;
 }
 
 // Rows of n elements the inner kernels take as tiny rows, a vector of

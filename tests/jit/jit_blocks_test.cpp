@@ -97,7 +97,7 @@ protected:
 TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
     uint32_t seed = 1;
     // (AVX2 rows past whole vectors: an overlapping last vector.)
-    for (int64_t n : {8, 9, 13, 16, 24, 32, 33, 48, 56, 64, 96, 100, 128, 160, 255, 256}) {
+    for (int64_t n : {8, 9, 13, 16, 24, 32, 33, 48, 56, 64, 65, 81, 96, 100, 128, 160, 199, 255, 256}) {
         if (!inner_blocks_take(dt(), n)) continue;
         for (bool acc : {false, true}) {
             for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory,
@@ -185,8 +185,9 @@ TEST_P(JitBlocks, F16TinyValuesUnderTheCallersDaz) {
 TEST_P(JitBlocks, InfinitiesBesideOtherElements) {
     uint32_t seed = 500;
     for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory}) {
-        // 24: AVX2's 16-bit word blocks fall back to the bf16 pairs there.
-        for (int64_t n : {24, 32, 56, 64}) {
+        // 24: AVX2's 16-bit word blocks fall back to the bf16 pairs there;
+        // past 64 (AVX2: 32) to the widened rows.
+        for (int64_t n : {24, 32, 56, 64, 81, 200}) {
             for (bool acc : {false, true}) {
                 masked_from = 0;
                 masked_to = 16;

@@ -223,10 +223,11 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::f16, 7), 7);
     EXPECT_EQ(block_n(data_type::bf16, 12), 12);
     EXPECT_EQ(block_n(data_type::f16, 63), 63);
-    EXPECT_EQ(block_n(data_type::f16, 65), 0);
-    EXPECT_EQ(block_n(data_type::bf16, 96), 96);  // whole lines: 96 and 128
+    EXPECT_EQ(block_n(data_type::f16, 65), 65);
+    EXPECT_EQ(block_n(data_type::bf16, 96), 96);
     EXPECT_EQ(block_n(data_type::f16, 128), 128);
-    EXPECT_EQ(block_n(data_type::bf16, 100), 0);
+    EXPECT_EQ(block_n(data_type::bf16, 100), 100);
+    EXPECT_EQ(block_n(data_type::bf16, 255), 255);
     EXPECT_EQ(block_n(data_type::f16, 256), 0);
 }
 
