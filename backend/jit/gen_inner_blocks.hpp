@@ -127,6 +127,9 @@ private:
     // signed 16-bit max per output, beside unsigned max chains for
     // negative NaNs (see the definition). Blocks take them first (blk_mode 0).
     bool word_blocks() const;
+    // Whether the word blocks' calls of several rows an output take their
+    // rows in ymm halves (see the definition).
+    bool word_halves() const;
     // The chains: AVX-512 four, AVX2 two (ymm11 and 15, free until the
     // fold; its chains are tested before it).
     int word_chains() const { return is512() ? 4 : 2; }

@@ -158,28 +158,44 @@ bool inner_blocks_generator::word_blocks() const {
     return cfg_.block_n >= 2 * vlen() && raw16();
 }
 
+// AVX-512's word blocks of several rows an output (NCHW reducing N, H
+// and W) over rows that split lines and do not go by lines: in zmm they
+// read 40-75% of the roofline at 25 MiB on Zen 4 (rows of 33-121, three
+// rows an output), in ymm halves 87-123% (batch_ab.sh, 3 rounds; rows of
+// 49 and 81 of NCHW 7x7 and 9x9 maps with 2-3 rows 53-81 -> 73-93%).
+// One row an output read 5-8 points worse in halves (rows of 65-196),
+// and so did several rows of 169 and 196 (101-107 -> 86-103).
+bool inner_blocks_generator::word_halves() const {
+    const int n = cfg_.block_n;
+    return is512() && word_blocks() && !block_lines_fit() && n % 32 != 0 && n <= 128;
+}
+
 void inner_blocks_generator::block_words(const std::function<Address(int, int)> &addr_bytes,
         const std::function<Xmm(int)> &acc_of, bool one_row) {
-    const int n = cfg_.block_n, words = 2 * vlen();
+    // In halves (word_halves) each register's ymm, 16 words a load.
+    const bool half = word_halves() && !one_row;
+    auto H = [&](const Xmm &v) -> Xmm { return half ? Xmm(Ymm(v.getIdx())) : v; };
+    const int n = cfg_.block_n, words = half ? vlen() : 2 * vlen();
     std::vector<int> offsets {0};
     for (int e = words; e < n; e += words) offsets.push_back(std::min(e, n - words) * ssz());
     for (int c = 0; c < word_chains(); ++c) zero16(word_chain(c));
     int c = 0;
     auto take = [&](int k, int off, bool first) {
         const Address a = addr_bytes(k, off);
+        const Xmm acc = H(acc_of(k)), chain = H(word_chain(c));
         if (cfg_.fused16 && is512() && !first) {
             // Rows on lines from half the L3 on (fused_rows16): both
             // maxes read the vector from memory, no load.
-            vpmaxsw(acc_of(k), acc_of(k), a);
-            vpmaxuw(word_chain(c), word_chain(c), a);
+            vpmaxsw(acc, acc, a);
+            vpmaxuw(chain, chain, a);
             ++c;
             return;
         }
-        const Xmm x = word_temp(c);
+        const Xmm x = H(word_temp(c));
         load_raw(x, a);
-        if (first) copy16(acc_of(k), x);
-        else vpmaxsw(acc_of(k), acc_of(k), x);
-        vpmaxuw(word_chain(c), word_chain(c), x);
+        if (first) copy16(acc, x);
+        else vpmaxsw(acc, acc, x);
+        vpmaxuw(chain, chain, x);
         ++c;
     };
     // Memory order, as block_fast; first: the row that starts the
@@ -192,13 +208,24 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
         if (block_lines_fit()) block_lines(acc_of, by_vectors, !first);
         else by_vectors();
     };
-    if (one_row) return row_block(true);
+    // The halves' accumulators (their high halves zeroed) copied into
+    // both halves, for the fold of whole registers.
+    auto widen = [&] {
+        if (!half) return;
+        for (int k = 0; k < vlen(); ++k)
+            vinserti64x4(Zmm(acc_of(k).getIdx()), Zmm(acc_of(k).getIdx()), Ymm(acc_of(k).getIdx()), 1);
+    };
+    if (one_row) {
+        row_block(true);
+        return widen();
+    }
     // Several rows an output (an outer reduced dim): a row's block after
     // another, each in memory order (blocks(), fast_block).
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
     row_block(true);
     later_rows([&] { row_block(false); });
+    widen();
 }
 
 // The bf16 pairs' accumulators hold their low elements' bits below the

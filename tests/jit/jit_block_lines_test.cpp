@@ -21,6 +21,7 @@ struct lines_case {
     int64_t nan_at;  // element of src counted from its start (-1: none)
     int rows = 1;    // rows an output, each the n_out outputs' block
     int row_skew = 0;  // bytes past a line where the later rows start
+    int64_t negative_out = -1;  // this output's elements negative in every row (-1: none)
 };
 
 class JitBlockLines : public ::testing::TestWithParam<data_type> {
@@ -32,7 +33,8 @@ protected:
                      + " src_offset=" + std::to_string(c.src_offset) + " pad="
                      + std::to_string(c.pad) + " accumulate=" + std::to_string(c.accumulate)
                      + " nan_at=" + std::to_string(c.nan_at) + " rows=" + std::to_string(c.rows)
-                     + " row_skew=" + std::to_string(c.row_skew));
+                     + " row_skew=" + std::to_string(c.row_skew)
+                     + " negative_out=" + std::to_string(c.negative_out));
         plan P;
         ASSERT_TRUE(
                 make_plan(make_problem(dt(), {64, c.n}, 0b10), isa_t::avx512_core, 2, &P, nullptr));
@@ -51,9 +53,13 @@ protected:
             put(src_buf.data() + i, 0, dt(), huge);
         for (int r = 0; r < c.rows; ++r)
             for (int64_t o = 0; o < c.n_out; ++o)
-                for (int64_t j = 0; j < c.n; ++j)
-                    put(src + r * row_stride, o * os + j, dt(),
-                            random_bits(dt(), rng, rng() % 4 == 0));
+                for (int64_t j = 0; j < c.n; ++j) {
+                    // (No ties there: a -0 max would pass for a +0.)
+                    const bool neg = o == c.negative_out;
+                    uint32_t b = random_bits(dt(), rng, !neg && rng() % 4 == 0);
+                    if (neg) b |= dt() == data_type::f32 ? 0x80000001u : 0x8001u;
+                    put(src + r * row_stride, o * os + j, dt(), b);
+                }
         // 16-bit: odd NaNs negative (the chains' case), even ones positive.
         if (c.nan_at >= 0)
             put(src, c.nan_at, dt(), c.nan_at % 2 ? negative_nan(dt()) : qnan_bits(dt()));
@@ -126,6 +132,34 @@ TEST_P(JitBlockLines, NaNInAnyRow) {
         for (int64_t at : {int64_t(0), int64_t(n - 1), int64_t(n), int64_t(3 * n + 5),
                      int64_t(16 * n - 1), int64_t(1000 * n + 2), nout * n - 1})
             for (bool acc : {false, true}) run({n, nout, 0, 0, acc, at}, ++seed);
+    }
+}
+
+// AVX-512's word blocks of several rows an output over rows that split
+// lines and do not go by lines (odd lengths, or calls under 4 MiB) take
+// their rows in ymm halves (word_halves): every row and output, an
+// output of negatives only (its halves' max must not meet the zeroed
+// high halves), a negative NaN in a later row, padded rows, src off a
+// line.
+TEST_P(JitBlockLines, WordHalvesOfSeveralRows) {
+    if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
+    if (dt() == data_type::f32) GTEST_SKIP() << "16-bit only";
+    uint32_t seed = 6300;
+    for (int n : {33, 49, 65, 81, 121, 127}) {
+        for (int rows : {2, 3}) {
+            for (bool acc : {false, true}) {
+                run({n, 37, 0, 0, acc, -1, rows}, ++seed);
+                run({n, 100, 4, 2, acc, -1, rows, 8}, ++seed);
+                for (int64_t neg : {5, 20, 35}) {
+                    lines_case c {n, 37, 0, 0, acc, -1, rows};
+                    c.negative_out = neg;
+                    run(c, ++seed);
+                }
+            }
+            const int64_t row = (37 * n * 2 + 63) / 64 * 64 / 2;
+            for (int64_t at : {row + 3 * n + 1, (rows - 1) * row + 16 * n - 1})
+                run({n, 37, 0, 0, false, at, rows}, ++seed);
+        }
     }
 }
 
