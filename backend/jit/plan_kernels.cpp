@@ -251,6 +251,21 @@ bool whole_blocks_split(const plan &P) {
     return P.nchunks > 1 && (blocks % P.nchunks == 0 || blocks >= 4 * P.nchunks);
 }
 
+// Fixed blocks that stage dst write whole lines from a stage only where a
+// call's dst starts on a line: each thread's chunk starts on one (dst
+// dense: outputs lcm(a slice's dst bytes, 64) apart, whole slices), where
+// whole slices left the second thread's dst off a line whenever the
+// slices did not share out in lines, and its every slice then wrote a
+// few bytes of a line as it went. Zen 4, batch_ab.sh, 3-4 rounds, % of
+// the roofline, NCHW at 25 MiB reducing H: f32 3x87381x5x5 (262143
+// slices) 56 -> 84, 7x7 81-83 -> 92-93, bf16/f16 3x3 56-62 -> 82-92, 5x5
+// 57-61 -> 72-74, 9x9 61-67 -> 66-78; reducing N and H, 3x3 63-67 ->
+// 82-87, the others alike.
+int64_t staged_out_align(const plan &P) {
+    if (!dst_dense_in_flat_order(P)) return P.jd.n;
+    return std::lcm(P.jd.n * P.esz, int64_t(64)) / P.esz;
+}
+
 } // namespace
 
 void choose_kernels(plan &P, isa_t isa) {
@@ -289,6 +304,7 @@ void choose_kernels(plan &P, isa_t isa) {
                 cfg.block_cols = static_cast<int>(P.jd.n);
                 pack_slices(P, cfg);
                 cfg.stream_dst = stream_dst(P, isa, cfg);
+                if (cfg.stream_dst) P.out_align = staged_out_align(P);
                 // An extra reduced dim (NCHW reducing N and H) inside the
                 // calls, where the blocks accumulate.
                 cfg.block_batch = P.nextra > 0 && fixed_blocks_accumulate(cfg);

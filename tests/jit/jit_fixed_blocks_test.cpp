@@ -161,6 +161,13 @@ TEST(JitPlan, FixedBlocksForFewRowsAndColumns) {
     EXPECT_TRUE(streams(plan_on_two(make_problem(data_type::f16, {n_big, 2048, 7, 7}, 0b0100))));
     EXPECT_TRUE(streams(plan_on_two(make_problem(data_type::f32, {n_big, 2048, 7, 7}, 0b0100))));
     EXPECT_FALSE(streams(plan_on_two(make_problem(data_type::bf16, {64, 2048, 7, 7}, 0b0100))));
+    // A staged dst's threads start on a line (lcm(a slice's dst bytes, 64)
+    // apart: 16 slices of 7 f32 columns), an odd slice count too; the
+    // stores as they go on whole slices.
+    const plan odd = plan_on_two(make_problem(data_type::f32, {n_big, 2047, 7, 7}, 0b0100));
+    EXPECT_TRUE(streams(odd));
+    EXPECT_EQ(odd.out_align, 112);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {4, 2047, 7, 7}, 0b0100)).out_align, 7);
     // AVX2 f32: up to 8 vectors (the masked one by vmaskmovps).
     EXPECT_EQ(block(plan_on_two(make_problem(data_type::f32, {64, 512, 14, 14}, 0b0100))),
             rc(14, 14));
