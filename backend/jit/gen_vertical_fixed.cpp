@@ -78,12 +78,6 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
         cmp(ARG(batch), 1);
         jle(l_one, T_NEAR);
         this_block(l_refuse_);
-        // The lines read every batch index's slices at one phase; where
-        // the indices' phases differ, a call an index keeps the lines.
-        if (fixed_lines()) {
-            test(ARG(batch_stride), 63);
-            jnz(l_refuse_, T_NEAR);
-        }
         L(l_one);
     }
     if (!fixed_accumulates()) {

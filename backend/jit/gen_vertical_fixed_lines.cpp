@@ -101,6 +101,16 @@ void vertical_reg_generator::fixed_lines_entry(
     jne(l_plain, T_NEAR);
     test(reg_src, reach - 1);
     jnz(l_plain, T_NEAR);
+    if (batched()) {
+        // The lines read every batch index's slices at one phase: where
+        // the indices' phases differ, the slices one at a time.
+        Label l_one_index;
+        cmp(ARG(batch), 1);
+        jle(l_one_index, T_NEAR);
+        test(ARG(batch_stride), 63);
+        jnz(l_plain, T_NEAR);
+        L(l_one_index);
+    }
 
     cmp(reg_outer, 2 * g);
     jl(l_plain, T_NEAR);
