@@ -208,24 +208,20 @@ void inner_blocks_generator::block_words(const std::function<Address(int, int)> 
         if (block_lines_fit()) block_lines(acc_of, by_vectors, !first);
         else by_vectors();
     };
-    // The halves' accumulators (their high halves zeroed) copied into
-    // both halves, for the fold of whole registers.
-    auto widen = [&] {
-        if (!half) return;
-        for (int k = 0; k < vlen(); ++k)
-            vinserti64x4(Zmm(acc_of(k).getIdx()), Zmm(acc_of(k).getIdx()), Ymm(acc_of(k).getIdx()), 1);
-    };
-    if (one_row) {
-        row_block(true);
-        return widen();
-    }
+    if (one_row) return row_block(true);
     // Several rows an output (an outer reduced dim): a row's block after
     // another, each in memory order (blocks(), fast_block).
     mov(blk_pa, reg_src);
     lea(blk_pb, ptr[reg_src + blk_os * 8]);
     row_block(true);
     later_rows([&] { row_block(false); });
-    widen();
+    // The halves' accumulators (their high halves zeroed) copied into
+    // both halves, for the fold of whole registers.
+    if (half)
+        for (int k = 0; k < vlen(); ++k) {
+            const int a = acc_of(k).getIdx();
+            vinserti64x4(Zmm(a), Zmm(a), Ymm(a), 1);
+        }
 }
 
 // The bf16 pairs' accumulators hold their low elements' bits below the
