@@ -3,9 +3,9 @@
 // (fixed_packed), and a stage of slices on the stack whose whole lines
 // go to dst by non-temporal stores (fixed_staged).
 #include <cstddef>
-#include <numeric>
 
 #include "backend/jit/gen_vertical_reg.hpp"
+#include "backend/jit/generators.hpp"
 
 namespace crest::impl::jit {
 
@@ -139,8 +139,7 @@ void vertical_reg_generator::stage_to_dst(
 }
 
 int vertical_reg_generator::fixed_stage_bytes() const {
-    const int b = cfg_.block_cols * dsz();
-    return b / std::gcd(b, 64) * 64;  // lcm(b, 64)
+    return static_cast<int>(staged_dst_bytes(cfg_.block_cols * dsz()));
 }
 
 bool vertical_reg_generator::fixed_streams() const {

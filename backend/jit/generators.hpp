@@ -2,6 +2,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 
 #include "backend/jit/code_buffer.hpp"
 #include "backend/jit/jit_config.hpp"
@@ -12,6 +14,13 @@ namespace crest::impl::jit {
 jit_fn generate_inner(const kernel_config &cfg, code_buffer &buf);
 jit_fn generate_vertical(const kernel_config &cfg, code_buffer &buf);
 jit_fn generate_vertical_reg(const kernel_config &cfg, code_buffer &buf);
+
+// The fixed blocks' dst stage (kernel_config::stream_dst): whole slices'
+// outputs in whole lines, lcm(a slice's dst bytes, 64). The plans start
+// each thread's outputs on such a stage (plan_kernels.cpp).
+inline int64_t staged_dst_bytes(int64_t slice_dst_bytes) {
+    return std::lcm(slice_dst_bytes, int64_t(64));
+}
 
 // Inner reductions with rows up to this long fold a vector of outputs at
 // once: there the lane folding per output costs as much as its row.

@@ -263,7 +263,7 @@ bool whole_blocks_split(const plan &P) {
 // 82-87, the others alike.
 int64_t staged_out_align(const plan &P) {
     if (!dst_dense_in_flat_order(P)) return P.jd.n;
-    return std::lcm(P.jd.n * P.esz, int64_t(64)) / P.esz;
+    return staged_dst_bytes(P.jd.n * P.esz) / P.esz;
 }
 
 } // namespace
