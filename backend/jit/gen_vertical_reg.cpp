@@ -62,6 +62,7 @@ void vertical_reg_generator::avx2_mask_table() {
 }
 
 void vertical_reg_generator::generate() {
+    if (wide()) return generate_wide();
     if (raw16()) return generate_keys();
     fp_env_enter();
     Label l_end;

@@ -308,6 +308,18 @@ private:
     void fixed_lines_entry(const std::function<void()> &plain_slice, const Label &l_plain,
             const Label &l_all);
 
+    // --- Wide columns (wide_columns, generators.hpp;
+    // gen_vertical_reg_wide.cpp) ---
+    // The general loop alone, a slice at a time: f32 a max with a memory
+    // operand a vector (zmm0-27), a NaN met (the invalid flag, tested
+    // once a slice) returning the slices left; 16-bit the checked
+    // statistics alone (the signed max in zmm0-13, the unsigned max in
+    // wide_umax), a lane of negatives only returning them.
+    bool wide() const;
+    Xmm wide_umax(int i) const;
+    void wide_slice16();
+    void generate_wide();
+
     // --- Folded lines (kernel_config::fold_cols, gen_vertical_lines.cpp) ---
     bool folds() const;
     // The calls it takes, every slice; then `done`, or `general` with the

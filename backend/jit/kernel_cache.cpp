@@ -31,7 +31,7 @@ std::shared_ptr<const generated_code> get_code(const kernel_config &cfg) {
                                           : generate_vertical(cfg, g->code);
     // The code sets rax on every return (gen_vertical_reg.hpp, status_exit);
     // void (*)() is the cast GCC takes between function types.
-    if (cfg.block_batch)
+    if (cfg.block_batch || wide_columns(cfg))
         g->status_fn = reinterpret_cast<jit_status_fn>(reinterpret_cast<void (*)()>(g->fn));
     c.map.emplace(cfg, g);
     return g;

@@ -365,6 +365,17 @@ void choose_kernels(plan &P, isa_t isa) {
         w.prefetch = w.fused16 = w.prefetch_pass = false;  // tiles' only
         w.prefetch_bytes = w.prefetch_l1_bytes = 0;
         P.chunk_code = get_code(w);
+        // Up to 448 columns a whole row in registers, the rows read in
+        // memory order, where the chunks read each row's first 256
+        // columns, then its rest, a pass each. Zen 4, batch_ab.sh, 2
+        // rounds, % of the roofline, [N x 512 x W] reducing the 512 at 25
+        // MiB, chunks -> wide: f32 W=280-400 88-90 -> 98-100; bf16/f16
+        // 76-81 -> 97-98; f16 NCHW 64x1024x20x20 reducing C (52 MB) 36 ->
+        // 75.
+        if (P.jd.n <= wide_max_unroll * 16) {
+            w.unroll = static_cast<int>((P.jd.n + 15) / 16);
+            P.wide_code = get_code(w);
+        }
     }
     // Batches go to the fixed blocks only: none of these kernels take them.
     if (P.code->cfg.block_batch && (P.period_code || P.chunk_code || P.fixed_code)) {
@@ -440,7 +451,7 @@ void choose_kernels(plan &P, isa_t isa) {
 
 void keep_dst_cached(plan &P) {
     for (auto *code : {&P.code, &P.slab_code, &P.combine_code, &P.period_code, &P.chunk_code,
-                 &P.fixed_code}) {
+                 &P.wide_code, &P.fixed_code}) {
         if (!*code || !(*code)->cfg.stream_dst) continue;
         kernel_config cfg = (*code)->cfg;
         cfg.stream_dst = false;

@@ -102,6 +102,19 @@ void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
     }
 }
 
+// A vertical call of every column by plan::wide_code; the slices it
+// leaves by the chunks.
+void run_wide(const plan &P, jit_fn fn, const vert_call &a) {
+    const int64_t left = P.wide_code->status_fn(&a);
+    if (left == 0) return;
+    vert_call c = a;
+    const int64_t done = a.n_outer - left;
+    c.src = static_cast<const char *>(a.src) + done * a.outer_src_stride;
+    c.dst = static_cast<char *>(a.dst) + done * a.outer_dst_stride;
+    c.n_outer = left;
+    run_chunks(P, fn, c);
+}
+
 // All reduced dims in R for cnt outputs (inner) / columns (vertical) that
 // start at s and d; extra reduced dims accumulate through d.
 // Vertical plans may pass n_outer > 1: that many slices of the innermost
@@ -148,6 +161,7 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
                     modes, 1, 0};
             if (P.fixed_code && !acc && rows == P.rows.n && cnt == P.jd.n) P.fixed_code->fn(&a);
             else if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
+            else if (P.wide_code && cnt == P.jd.n) run_wide(P, fn, a);
             else if (P.chunk_code && cnt >= max_period) run_chunks(P, fn, a);
             else fn(&a);
         }

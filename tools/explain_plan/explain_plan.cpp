@@ -89,6 +89,7 @@ void print_plan(const char *title, const plan &P) {
     print_code("slab_code", P.slab_code);
     print_code("period_code", P.period_code);
     print_code("chunk_code", P.chunk_code);
+    print_code("wide_code", P.wide_code);
     print_code("fixed_code", P.fixed_code);
     print_code("combine_code", P.combine_code);
 }

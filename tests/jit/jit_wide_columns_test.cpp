@@ -1,0 +1,77 @@
+// Vertical rows of 257-448 columns one after another (AVX-512): register
+// columns a whole row wide (plan::wide_code, gen_vertical_reg_wide.cpp),
+// which hand the slices from a NaN (f32) or a lane of negatives only
+// (16-bit) on to the chunks, against the ref oracle.
+#include "tests/jit/jit_reduce_fixture.hpp"
+
+namespace crest::impl::jit::test {
+namespace {
+
+// Column counts around each vector count's ends (f32: 17-28 vectors of
+// 16, 16-bit: 9-14 of 32); one row, few, many; NaN of either sign in a
+// later slice (the slices before it stay the kernel's), in the last
+// column (the masked vector) and in the first row; negative data, and one
+// column of negatives only; an extra reduced dim (accumulating calls)
+// with a NaN in its second index; two threads' chunks across a slice;
+// src ending at a page's end.
+TEST_P(JitReduce, WideColumns) {
+    const std::vector<uint32_t> nans = dt() == data_type::f32
+            ? std::vector<uint32_t> {0x7fc00000u, 0xffc00000u}
+            : dt() == data_type::bf16 ? std::vector<uint32_t> {0x7fc0u, 0xffc0u}
+                                      : std::vector<uint32_t> {0x7e00u, 0xfe00u};
+    const thread_pool one(1);
+    for (int64_t c : {257, 287, 288, 289, 300, 320, 352, 400, 416, 447, 448, 449}) {
+        for (int64_t r : {1, 2, 7, 300}) run(make_problem(dt(), {6, r, c}, 2));
+        check(make_problem(dt(), {5, 300, c}, 2), {}, one, seed_++);
+        const size_t slice = size_t(40 * c);
+        for (uint32_t bits : nans) {
+            planting pl;
+            pl.nan_bits = bits;
+            pl.nan_at = {3 * slice + 17 * size_t(c) + 5};
+            run(make_problem(dt(), {6, 40, c}, 2), pl);
+            pl.nan_at = {5 * slice + size_t(c) - 1};
+            run(make_problem(dt(), {6, 40, c}, 2), pl);
+            pl.nan_at = {2 * slice + size_t(c) / 2};
+            run(make_problem(dt(), {6, 40, c}, 2), pl);
+        }
+        planting neg;
+        neg.negative = true;
+        run(make_problem(dt(), {6, 40, c}, 2), neg);
+        planting col;
+        const uint32_t minus_one = dt() == data_type::f32 ? 0xbf800000u
+                : dt() == data_type::bf16                 ? 0xbf80u
+                                                          : 0xbc00u;
+        for (size_t row = 0; row < 40; ++row)
+            col.bits_at.push_back({4 * slice + row * size_t(c) + size_t(c) - 2, minus_one});
+        run(make_problem(dt(), {6, 40, c}, 2), col);
+        planting acc;
+        acc.nan_at = {size_t(3 * 40 * c) + 3 * size_t(c) + 7};
+        run(make_problem(dt(), {3, 3, 40, c}, 0b0101));
+        run(make_problem(dt(), {3, 3, 40, c}, 0b0101), acc);
+        run(make_problem(dt(), {3, 40, c}, 2));  // 3 slices on 2 threads
+        check_at_page_end(make_problem(dt(), {4, 40, c}, 2), seed_++);
+    }
+}
+
+// Which plans take them: AVX-512, rows of 257-448 columns one after
+// another; not 449, nor rows padded.
+TEST(JitPlan, WideColumns) {
+    const bool z = max_isa() == isa_t::avx512_core;
+    for (data_type dt : {data_type::f32, data_type::bf16}) {
+        const plan P = plan_on_two(make_problem(dt, {64, 512, 400}, 2));
+        EXPECT_EQ(bool(P.wide_code), z);
+        if (z) {
+            EXPECT_EQ(P.wide_code->cfg.unroll, 25);
+        }
+        EXPECT_EQ(bool(plan_on_two(make_problem(dt, {64, 512, 257}, 2)).wide_code), z);
+        EXPECT_FALSE(plan_on_two(make_problem(dt, {64, 512, 449}, 2)).wide_code);
+        EXPECT_FALSE(plan_on_two(make_problem(dt, {64, 512, 256}, 2)).wide_code);
+        EXPECT_FALSE(
+                plan_on_two(make_problem(dt, {512, 400}, 1, {401, 1}, {})).wide_code);
+    }
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {64, 512, 400}, 2), isa_t::avx2)
+                         .wide_code);
+}
+
+} // namespace
+} // namespace crest::impl::jit::test
