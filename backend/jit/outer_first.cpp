@@ -171,6 +171,23 @@ bool one_stage_reads_well(const plan &P) {
     return false;
 }
 
+// The outer stage's rows of 256 columns (16 vectors) or of 257-448
+// (plan::wide_code) go whole through registers, a slice's rows in memory
+// order; where a one-stage plan read well, it read short rows or narrow
+// columns of each slice. Zen 4, batch_ab.sh, 2 rounds, % of the roofline,
+// NCHW reducing C and W, one stage -> two, at 25 and 100 MiB: f32 16x16
+// 91 -> 100 and 67 -> 98, 17x17 79 -> 93 and 84 -> 107, 20x20 82 -> 100
+// and 68 -> 95, 21x21 72 -> 93 and 68 -> 114; bf16 16x16 42 -> 86 and 76
+// -> 115, 17x17 29 -> 78 and 54 -> 112, 20x20 34 -> 83 and 61 -> 90,
+// 21x21 34 -> 82 and 46 -> 111. At 14x14 and 28x28 (tiles or short
+// register columns) the two stages lost from memory (f32 108 -> 90, 105
+// -> 95; bf16 104 -> 98, 117 -> 107).
+bool outer_first_preferred(const plan &P, const outer_first_split &s) {
+    const bool rows_in_registers = P.isa == isa_t::avx512_core
+            && s.block_elems >= max_period && s.block_elems <= wide_max_unroll * 16;
+    return rows_in_registers || !one_stage_reads_well(P);
+}
+
 bool split_outer_first(const reduce_problem &p, outer_first_split *s) {
     const canonical c = canonicalize(p);
     if (c.k != canonical::kind::compute) return false;

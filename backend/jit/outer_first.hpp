@@ -37,6 +37,12 @@ struct plan;
 // register columns at least 64 bytes wide.
 bool one_stage_reads_well(const plan &P);
 
+// Whether the two stages s are taken over p's one-stage plan P: where P
+// does not read well, or where s's outer stage keeps a whole row of the
+// block in registers (AVX-512, blocks of 256-448 elements: NCHW reducing
+// C and W of 16x16 to 21x21 maps).
+bool outer_first_preferred(const plan &P, const outer_first_split &s);
+
 // Whether p takes the two stages (at least 8 outer rows and 256 KiB of
 // src; with kept dims outside, lead_n blocks of at most 16 KiB together
 // or of one buffer an index of their outermost dim), and how.

@@ -163,7 +163,7 @@ kernel_ptr make_reduce_max(const reduce_problem &p, const thread_pool &pool,
     plan P;
     if (!make_plan(p, max_isa(), pool.size(), &P, why_not)) return nullptr;
     outer_first_split s;
-    if (!one_stage_reads_well(P) && split_outer_first(p, &s))
+    if (split_outer_first(p, &s) && outer_first_preferred(P, s))
         if (kernel_ptr k = make_outer_first(s, pool, why_not)) return k;
     return std::make_shared<reduce_kernel>(std::move(P), pool);
 }

@@ -4,7 +4,7 @@
 // of their outermost dim, NCHW and channels-last, odd sizes, NaN of
 // either sign, negative data, one and two threads; kept dims outside the
 // reduced ones (NCHW reducing C and W), whole and in pieces. Problems
-// whose one stage reads as well keep it (one_stage_reads_well).
+// whose one stage reads as well keep it (outer_first_preferred).
 #include "tests/jit/jit_reduce_fixture.hpp"
 
 #include "backend/jit/outer_first.hpp"
@@ -32,6 +32,7 @@ TEST_P(JitReduce, OuterDimsFirst) {
             {{8, 256, 14, 14}, 0b1010, false},  // keep N, H: 8 blocks of 196, whole
             {{3, 4001, 5, 5}, 0b1010, false},   // keep N, H: 3 blocks of 25, whole
             {{3, 70, 56, 56}, 0b1010, false},   // keep N, H: blocks of 3136 (one stage: slabs)
+            {{6, 256, 20, 20}, 0b1010, false},  // keep N, H: blocks of 400 (AVX-512: registers)
             {{4, 192, 14, 14}, 0b0110, true},   // channels-last, keep N, W: pieces of W
             {{8, 256, 14, 14}, 0b1001, false},  // keep C, H: 50176, in pieces
             {{8, 256, 14, 14}, 0b0101, false},  // keep C, W: one stage, a batch a call
@@ -49,7 +50,7 @@ TEST_P(JitReduce, OuterDimsFirst) {
         outer_first_split s;
         const bool eligible = split_outer_first(p, &s);
         EXPECT_TRUE(eligible) << describe(p);
-        const bool two_stages = eligible && !one_stage_reads_well(plan_on_two(p));
+        const bool two_stages = eligible && outer_first_preferred(plan_on_two(p), s);
         const std::string name = run(p);
         EXPECT_EQ(outer_first(name), two_stages) << name;
         taken += two_stages;

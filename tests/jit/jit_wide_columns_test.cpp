@@ -4,6 +4,8 @@
 // (16-bit) on to the chunks, against the ref oracle.
 #include "tests/jit/jit_reduce_fixture.hpp"
 
+#include "backend/jit/outer_first.hpp"
+
 namespace crest::impl::jit::test {
 namespace {
 
@@ -71,6 +73,19 @@ TEST(JitPlan, WideColumns) {
     }
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {64, 512, 400}, 2), isa_t::avx2)
                          .wide_code);
+}
+
+// NCHW reducing C and W: the two stages where the outer one keeps a
+// block's row of 256-448 elements in registers (AVX-512), the one stage's
+// slabs at 14x14 and 28x28 maps.
+TEST(JitPlan, OuterFirstOverRowsInRegisters) {
+    const bool z = max_isa() == isa_t::avx512_core;
+    for (int64_t hw : {14, 16, 20, 21, 22, 28}) {
+        const reduce_problem p = make_problem(data_type::bf16, {64, 512, hw, hw}, 0b1010);
+        outer_first_split s;
+        ASSERT_TRUE(split_outer_first(p, &s));
+        EXPECT_EQ(outer_first_preferred(plan_on_two(p), s), z && hw >= 16 && hw <= 21) << hw;
+    }
 }
 
 } // namespace

@@ -153,14 +153,13 @@ int main(int argc, char **argv) {
     }
     print_plan("one stage", P);
     outer_first_split s;
-    const bool reads_well = one_stage_reads_well(P);
     if (!split_outer_first(p, &s)) {
         std::printf("outer-first: not eligible\n");
         return 0;
     }
     std::printf("outer-first: eligible, %s; lead %lld, block %lld elements, index %lld x %lld "
                 "elements, %lld outputs an index\n",
-            reads_well ? "the one stage reads well (kept)" : "taken", (long long)s.lead_n,
+            outer_first_preferred(P, s) ? "taken" : "the one stage reads well (kept)", (long long)s.lead_n,
             (long long)s.block_elems, (long long)s.idx_n, (long long)s.idx_elems,
             (long long)s.idx_outputs);
     const bool whole = outer_first_whole(s);
