@@ -311,8 +311,9 @@ private:
     // --- Wide columns (wide_columns, generators.hpp;
     // gen_vertical_reg_wide.cpp) ---
     // The general loop alone, a slice at a time: f32 a max with a memory
-    // operand a vector (zmm0-27), a NaN met (the invalid flag, tested
-    // once a slice) returning the slices left; 16-bit the checked
+    // operand a vector (zmm0-27; with cfg_.prefetch each row's lines 4
+    // KiB ahead, the rows one after another), a NaN met (the invalid
+    // flag, tested once a slice) returning the slices left; 16-bit the checked
     // statistics alone (the signed max in zmm0-13, the unsigned max in
     // wide_umax), a lane of negatives only returning them.
     bool wide() const;

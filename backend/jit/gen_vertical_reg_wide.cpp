@@ -114,6 +114,8 @@ void vertical_reg_generator::generate_wide() {
         {
             test(reg_rows, reg_rows);
             jz(l_done, T_NEAR);
+            if (cfg_.prefetch)
+                for (int off = 0; off < n * 64; off += 64) prefetcht0(ptr[reg_row + off + 4096]);
             for (int i = 0; i < n; ++i) {
                 const Address a = ptr[reg_row + i * 64];
                 if (i < n - 1) vmaxps(Zmm(i), Zmm(i), a);

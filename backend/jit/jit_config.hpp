@@ -39,6 +39,8 @@ struct kernel_config {
     // (gen_vertical.cpp, gen_inner.cpp). With it the AVX-512 f32 tiles
     // keep a register between load and max (gen_vertical_skew.cpp) and
     // the blocks their ordered-lane compares (gen_inner_blocks.cpp).
+    // vert_reg's wide columns (wide_columns): each row the lines 4 KiB
+    // ahead into L1.
     bool prefetch = false;
     // vert_tile, bf16/f16 on AVX-512: the skewed rows give both
     // statistics the vector from memory (two L1 reads, no register

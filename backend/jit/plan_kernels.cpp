@@ -374,6 +374,11 @@ void choose_kernels(plan &P, isa_t isa) {
         // 75.
         if (P.jd.n <= wide_max_unroll * 16) {
             w.unroll = static_cast<int>((P.jd.n + 15) / 16);
+            // f32 from memory prefetches 4 KiB ahead (same A/B, 3
+            // rounds, 61-100 MB: [N x 512 x W] W=280-448 96-102 ->
+            // 111-116, NCHW 20x20 reducing C 98 -> 112); 16-bit lost with
+            // it (bf16 N x 512 x 300 102 -> 80, f16 20x20 78-95 -> 65-85).
+            w.prefetch = P.dt == data_type::f32 && prefetch_src(P.src_bytes, streams::one);
             P.wide_code = get_code(w);
         }
     }

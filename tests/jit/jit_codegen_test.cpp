@@ -63,6 +63,12 @@ std::vector<config_case> plannable_configs() {
                 if (z && dt != data_type::f32)
                     r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
             }
+            // AVX-512 wide columns, 17-28 vectors (f32 prefetching or not).
+            if (z)
+                for (int u = 17; u <= wide_max_unroll; ++u)
+                    for (bool pf : {false, true})
+                        if (!pf || dt == data_type::f32)
+                            r.push_back({isa, family_t::vert_reg, dt, u, 0, pf});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, true});
             r.push_back({isa, family_t::vert_tile, dt, 1, 0, false, false, 0, true});
