@@ -308,10 +308,10 @@ private:
     void fixed_lines_entry(const std::function<void()> &plain_slice, const Label &l_plain,
             const Label &l_all);
 
-    // --- Wide columns (wide_columns, generators.hpp;
+    // --- Wide columns (wide_columns and wide_max_cols, generators.hpp;
     // gen_vertical_reg_wide.cpp) ---
     // The general loop alone, a slice at a time: f32 a max with a memory
-    // operand a vector (zmm0-27; with cfg_.prefetch each row's lines 4
+    // operand a vector (zmm0-31; with cfg_.prefetch each row's lines 4
     // KiB ahead, the rows one after another), a NaN met (the invalid
     // flag, tested once a slice) returning the slices left; 16-bit the checked
     // statistics alone (the signed max in zmm0-13, the unsigned max in

@@ -143,10 +143,10 @@ struct plan {
     // wide (see plan_kernels.cpp): chunk_code, a register-column kernel, takes
     // the columns 256 at a time, `code` the rest. Null: `code` alone.
     std::shared_ptr<const generated_code> chunk_code;
-    // Of those, rows of 257-448 columns: wide_code, register columns a
-    // whole row wide (wide_columns), takes the calls of every column;
-    // the slices it leaves (a NaN met, 16-bit lanes of negatives only)
-    // go on as above. Null: none.
+    // Rows that follow one another of 257-448 columns (f32 512):
+    // wide_code, register columns a whole row wide (wide_max_cols),
+    // takes the calls of every column; the slices it leaves (a NaN met,
+    // 16-bit lanes of negatives only) go on as above. Null: none.
     std::shared_ptr<const generated_code> wide_code;
 
     // vertical tile plans of 16-bit slices of 2-16 rows: fixed_code, a

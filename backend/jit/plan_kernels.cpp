@@ -356,31 +356,33 @@ void choose_kernels(plan &P, isa_t isa) {
     // width gained as much for 16-bit while the tiles took such rows in
     // passes of halves; in one pass of the rest (tile()) the tiles read
     // them as well.
-    if (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile
+    const bool rows_follow = P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile
             && isa == isa_t::avx512_core && P.njsub == 1 && P.jd.ss == P.esz
-            && P.rows.ss == P.jd.n * P.esz && P.jd.n <= chunk_cols_max) {
-        kernel_config w = cfg;
-        w.family = family_t::vert_reg;
+            && P.rows.ss == P.jd.n * P.esz;
+    kernel_config w = cfg;
+    w.family = family_t::vert_reg;
+    w.prefetch = w.fused16 = w.prefetch_pass = false;  // tiles' only
+    w.prefetch_bytes = w.prefetch_l1_bytes = 0;
+    if (rows_follow && P.jd.n <= chunk_cols_max) {
         w.unroll = static_cast<int>(max_period / 16);
-        w.prefetch = w.fused16 = w.prefetch_pass = false;  // tiles' only
-        w.prefetch_bytes = w.prefetch_l1_bytes = 0;
         P.chunk_code = get_code(w);
-        // Up to 448 columns a whole row in registers, the rows read in
-        // memory order, where the chunks read each row's first 256
-        // columns, then its rest, a pass each. Zen 4, batch_ab.sh, 2
-        // rounds, % of the roofline, [N x 512 x W] reducing the 512 at 25
-        // MiB, chunks -> wide: f32 W=280-400 88-90 -> 98-100; bf16/f16
-        // 76-81 -> 97-98; f16 NCHW 64x1024x20x20 reducing C (52 MB) 36 ->
-        // 75.
-        if (P.jd.n <= wide_max_unroll * 16) {
-            w.unroll = static_cast<int>((P.jd.n + 15) / 16);
-            // f32 from memory prefetches 4 KiB ahead (same A/B, 3
-            // rounds, 61-100 MB: [N x 512 x W] W=280-448 96-102 ->
-            // 111-116, NCHW 20x20 reducing C 98 -> 112); 16-bit lost with
-            // it (bf16 N x 512 x 300 102 -> 80, f16 20x20 78-95 -> 65-85).
-            w.prefetch = P.dt == data_type::f32 && prefetch_src(P.src_bytes, streams::one);
-            P.wide_code = get_code(w);
-        }
+    }
+    // Up to 448 columns (f32 512) a whole row in registers, the rows read
+    // in memory order, where the chunks read each row's first 256
+    // columns, then its rest, a pass each. Zen 4, batch_ab.sh, 2 rounds,
+    // % of the roofline, [N x 512 x W] reducing the 512 at 25 MiB, chunks
+    // -> wide: f32 W=280-400 88-90 -> 98-100; bf16/f16 76-81 -> 97-98; f16
+    // NCHW 64x1024x20x20 reducing C (52 MB) 36 -> 75; f32 W=464-512
+    // (chunks to 511, tiles at 512) 50-84 -> 94-99, at 100 MiB 55-90 ->
+    // 104-118.
+    if (rows_follow && P.jd.n <= wide_max_cols(P.dt)) {
+        w.unroll = static_cast<int>((P.jd.n + 15) / 16);
+        // f32 from memory prefetches 4 KiB ahead (same A/B, 3 rounds,
+        // 61-100 MB: [N x 512 x W] W=280-448 96-102 -> 111-116, NCHW
+        // 20x20 reducing C 98 -> 112); 16-bit lost with it (bf16 N x 512
+        // x 300 102 -> 80, f16 20x20 78-95 -> 65-85).
+        w.prefetch = P.dt == data_type::f32 && prefetch_src(P.src_bytes, streams::one);
+        P.wide_code = get_code(w);
     }
     // Batches go to the fixed blocks only: none of these kernels take them.
     if (P.code->cfg.block_batch && (P.period_code || P.chunk_code || P.fixed_code)) {

@@ -103,7 +103,7 @@ void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
 }
 
 // A vertical call of every column by plan::wide_code; the slices it
-// leaves by the chunks.
+// leaves by the chunks, or the plan's kernel where there are none.
 void run_wide(const plan &P, jit_fn fn, const vert_call &a) {
     const int64_t left = P.wide_code->status_fn(&a);
     if (left == 0) return;
@@ -112,7 +112,8 @@ void run_wide(const plan &P, jit_fn fn, const vert_call &a) {
     c.src = static_cast<const char *>(a.src) + done * a.outer_src_stride;
     c.dst = static_cast<char *>(a.dst) + done * a.outer_dst_stride;
     c.n_outer = left;
-    run_chunks(P, fn, c);
+    if (P.chunk_code) run_chunks(P, fn, c);
+    else fn(&c);
 }
 
 // All reduced dims in R for cnt outputs (inner) / columns (vertical) that
