@@ -313,11 +313,12 @@ private:
     // The general loop alone, a slice at a time: f32 a max with a memory
     // operand a vector (zmm0-31; with cfg_.prefetch each row's lines 4
     // KiB ahead, the rows one after another), a NaN met (the invalid
-    // flag, tested once a slice) returning the slices left; 16-bit the checked
-    // statistics alone (the signed max in zmm0-13, the unsigned max in
-    // wide_umax), a lane of negatives only returning them.
+    // flag, tested once a slice) returning the slices left; 16-bit the
+    // checked statistics alone (the signed max in zmm0-15, the unsigned
+    // max in wide_umax), a lane of negatives only returning them.
     bool wide() const;
     Xmm wide_umax(int i) const;
+    Label l_consts16_;  // 32 words of -inf, then 32 of the quiet NaN
     void wide_slice16();
     void generate_wide();
 

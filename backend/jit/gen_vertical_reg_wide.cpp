@@ -17,12 +17,14 @@ bool vertical_reg_generator::wide() const {
 }
 
 Xmm vertical_reg_generator::wide_umax(int i) const {
-    // zmm14-25, then 27 and 29: around the constants (26, 28).
-    return Zmm(i < 12 ? 14 + i : i == 12 ? 27 : 29);
+    return Zmm(npv() + i);  // past the signed maxes
 }
 
 void vertical_reg_generator::wide_slice16() {
     const int n = npv();
+    // 16 vectors leave no load register: both statistics read the row
+    // from memory, the last vector's lanes past the columns untouched.
+    const bool fused = 2 * n > 30;
     Label l_fresh, l_rows, l_row, l_done;
     cmp(ARG(accumulate), 0);
     je(l_fresh, T_NEAR);
@@ -34,8 +36,9 @@ void vertical_reg_generator::wide_slice16() {
     }
     jmp(l_rows, T_NEAR);
     L(l_fresh);
+    bcast16(Zmm(0), jit_generator::neg_inf16());
     for (int i = 0; i < n; ++i) {
-        vmovdqa32(Zmm(i), c_neg_inf());
+        if (i > 0) vmovdqa32(Zmm(i), Zmm(0));
         vpxord(wide_umax(i), wide_umax(i), wide_umax(i));
     }
     L(l_rows);
@@ -46,11 +49,17 @@ void vertical_reg_generator::wide_slice16() {
         test(reg_rows, reg_rows);
         jz(l_done, T_NEAR);
         for (int i = 0; i < n; ++i) {
-            const Zmm t(30 + i % 2);
             const Address a = ptr[reg_row + i * vbytes()];
+            const bool last = i == n - 1;
+            if (fused) {
+                vpmaxuw(last ? wide_umax(i) | k_tail_ : wide_umax(i), wide_umax(i), a);
+                vpmaxsw(last ? Zmm(i) | k_tail_ : Zmm(i), Zmm(i), a);
+                continue;
+            }
+            const Zmm t(30 + i % 2);
             // The last vector's lanes past the columns read as zeros,
             // never stored.
-            if (i < n - 1) vmovdqu32(t, a);
+            if (!last) vmovdqu32(t, a);
             else vmovdqu16(t | k_tail_ | T_z, a);
             vpmaxuw(wide_umax(i), wide_umax(i), t);
             vpmaxsw(Zmm(i), Zmm(i), t);
@@ -73,22 +82,23 @@ void vertical_reg_generator::generate_wide() {
     mov(reg_rs3, ARG(ncols));
     sub(reg_rs3, (n - 1) * lanes);
     set_tail_mask(reg_rs3, lanes);
-    if (raw16()) bcast16_constants();
     Label l_outer, l_refuse, l_exit;
     L(l_outer);
     if (raw16()) {
         wide_slice16();
         // A lane of negatives only needs the unsigned min, which these
         // registers have no room for: the caller takes this slice on.
-        // (The lanes past the columns hold zeros.)
         for (int i = 0; i < n; ++i) {
             vpmovw2m(k_ord_, Zmm(i));
+            if (i == n - 1) kandd(k_ord_, k_ord_, k_tail_);
             kortestd(k_ord_, k_ord_);
             jnz(l_refuse, T_NEAR);
         }
+        // Every register holds a statistic: the constants from memory.
+        lea(rax, ptr[rip + l_consts16_]);
         for (int i = 0; i < n; ++i) {
-            negative_nan_lanes(k_ord_, wide_umax(i));
-            vmovdqu16(Zmm(i) | k_ord_, c_qnan());
+            vpcmpuw(k_ord_, wide_umax(i), ptr[rax], 6);  // above -inf: a negative NaN
+            vmovdqu16(Zmm(i) | k_ord_, ptr[rax + 64]);
             const Address a = ptr[reg_dst + i * vbytes()];
             if (i < n - 1) vmovdqu32(a, Zmm(i));
             else vmovdqu16(a | k_tail_, Zmm(i));
@@ -147,6 +157,12 @@ void vertical_reg_generator::generate_wide() {
     vzeroupper();
     if (!raw16()) fp_env_leave();
     ret();
+    if (raw16()) {
+        align(64);
+        L(l_consts16_);
+        for (int i = 0; i < 32; ++i) dw(jit_generator::neg_inf16());
+        for (int i = 0; i < 32; ++i) dw(quiet_nan());
+    }
 }
 
 #undef ARG

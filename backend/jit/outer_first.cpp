@@ -184,7 +184,7 @@ bool one_stage_reads_well(const plan &P) {
 // -> 95; bf16 104 -> 98, 117 -> 107).
 bool outer_first_preferred(const plan &P, const outer_first_split &s) {
     const bool rows_in_registers = P.isa == isa_t::avx512_core
-            && s.block_elems >= max_period && s.block_elems <= wide_max_cols(data_type::bf16);
+            && s.block_elems >= max_period && s.block_elems <= 448;  // as measured
     return rows_in_registers || !one_stage_reads_well(P);
 }
 

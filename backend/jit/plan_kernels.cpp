@@ -367,15 +367,16 @@ void choose_kernels(plan &P, isa_t isa) {
         w.unroll = static_cast<int>(max_period / 16);
         P.chunk_code = get_code(w);
     }
-    // Up to 448 columns (f32 512) a whole row in registers, the rows read
-    // in memory order, where the chunks read each row's first 256
+    // Up to 512 columns a whole row in registers, the rows read in
+    // memory order, where the chunks read each row's first 256
     // columns, then its rest, a pass each. Zen 4, batch_ab.sh, 2 rounds,
     // % of the roofline, [N x 512 x W] reducing the 512 at 25 MiB, chunks
     // -> wide: f32 W=280-400 88-90 -> 98-100; bf16/f16 76-81 -> 97-98; f16
     // NCHW 64x1024x20x20 reducing C (52 MB) 36 -> 75; f32 W=464-512
     // (chunks to 511, tiles at 512) 50-84 -> 94-99, at 100 MiB 55-90 ->
-    // 104-118.
-    if (rows_follow && P.jd.n <= wide_max_cols(P.dt)) {
+    // 104-118; bf16/f16 W=464-500 (4 rounds) 74-78 -> 86-93, 100 MiB
+    // W=480 45 -> 91-93, W=512 (the tiles over periods before) alike.
+    if (rows_follow && P.jd.n <= wide_max_cols) {
         w.unroll = static_cast<int>((P.jd.n + 15) / 16);
         // f32 from memory prefetches 4 KiB ahead (same A/B, 3 rounds,
         // 61-100 MB: [N x 512 x W] W=280-448 96-102 -> 111-116, NCHW
