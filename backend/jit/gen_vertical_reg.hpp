@@ -311,15 +311,23 @@ private:
     // --- Wide columns (wide_columns and wide_max_cols, generators.hpp;
     // gen_vertical_reg_wide.cpp) ---
     // The general loop alone, a slice at a time: f32 a max with a memory
-    // operand a vector (zmm0-31; with cfg_.prefetch each row's lines 4
+    // operand a vector (zmm0-31, past 32 vectors zmm0-29 and spill slots;
+    // with cfg_.prefetch each row's lines 4
     // KiB ahead, the rows one after another), a NaN met (the invalid
     // flag, tested once a slice) returning the slices left; 16-bit the
     // checked statistics alone (the signed max in zmm0-15, the unsigned
     // max in wide_umax), a lane of negatives only returning them.
     bool wide() const;
+    int wide_vectors() const;  // of a row (16-bit: 32 columns each)
+    int wide_regs() const;     // of those, the ones in registers
     Xmm wide_umax(int i) const;
+    // f32 past 32 vectors: the rest in spill slots on the stack (rsp
+    // aligned to 64 bytes), each a load, a max and a store a row.
+    Address wide_slot(int i) const;
     Label l_consts16_;  // 32 words of -inf, then 32 of the quiet NaN
-    void wide_slice16();
+    void wide_start();  // the statistics from dst or fresh
+    void wide_row();    // the row at reg_row into them
+    void wide_finish16(const Label &l_refuse);  // checked, fixed up, stored
     void generate_wide();
 
     // --- Folded lines (kernel_config::fold_cols, gen_vertical_lines.cpp) ---

@@ -16,47 +16,72 @@ bool vertical_reg_generator::wide() const {
     return wide_columns(cfg_);
 }
 
-Xmm vertical_reg_generator::wide_umax(int i) const {
-    return Zmm(npv() + i);  // past the signed maxes
+int vertical_reg_generator::wide_vectors() const {
+    return raw16() ? npv() : nv();
 }
 
-void vertical_reg_generator::wide_slice16() {
-    const int n = npv();
-    // 16 vectors leave no load register: both statistics read the row
-    // from memory, the last vector's lanes past the columns untouched.
-    const bool fused = 2 * n > 30;
-    Label l_fresh, l_rows, l_row, l_done;
+int vertical_reg_generator::wide_regs() const {
+    const int n = wide_vectors();
+    return raw16() || n <= 32 ? n : 30;  // f32 spilling: two registers left
+}
+
+Xmm vertical_reg_generator::wide_umax(int i) const {
+    return Zmm(wide_regs() + i);  // past the signed maxes
+}
+
+Address vertical_reg_generator::wide_slot(int i) const {
+    return ptr[rsp + (i - wide_regs()) * 64];
+}
+
+void vertical_reg_generator::wide_start() {
+    const int n = wide_vectors(), r = wide_regs();
+    const Zmm t(31);
+    Label l_fresh, l_rows;
     cmp(ARG(accumulate), 0);
     je(l_fresh, T_NEAR);
     for (int i = 0; i < n; ++i) {
-        const Address a = ptr[reg_dst + i * vbytes()];
-        if (i < n - 1) vmovdqu32(Zmm(i), a);
-        else vmovdqu16(Zmm(i) | k_tail_ | T_z, a);
-        vmovdqa32(wide_umax(i), Zmm(i));
+        const Address a = ptr[reg_dst + i * 64];
+        const Zmm v = i < r ? Zmm(i) : t;
+        if (i < n - 1) vmovdqu32(v, a);
+        else if (raw16()) vmovdqu16(v | k_tail_ | T_z, a);
+        else vmovups(v | k_tail_ | T_z, a);
+        if (raw16()) vmovdqa32(wide_umax(i), v);
+        else if (i >= r) vmovdqa32(wide_slot(i), v);
     }
     jmp(l_rows, T_NEAR);
     L(l_fresh);
-    bcast16(Zmm(0), jit_generator::neg_inf16());
+    // f32 and the signed max: -inf; the unsigned max: 0.
+    if (raw16()) bcast16(t, jit_generator::neg_inf16());
+    else bcast_neg_inf(t);
     for (int i = 0; i < n; ++i) {
-        if (i > 0) vmovdqa32(Zmm(i), Zmm(0));
-        vpxord(wide_umax(i), wide_umax(i), wide_umax(i));
+        if (i < r) vmovdqa32(Zmm(i), t);
+        else vmovdqa32(wide_slot(i), t);
     }
+    if (raw16())
+        for (int i = 0; i < n; ++i) vpxord(wide_umax(i), wide_umax(i), wide_umax(i));
     L(l_rows);
-    mov(reg_row, reg_src);
-    mov(reg_rows, ARG(rows));
-    L(l_row);
-    {
-        test(reg_rows, reg_rows);
-        jz(l_done, T_NEAR);
-        for (int i = 0; i < n; ++i) {
-            const Address a = ptr[reg_row + i * vbytes()];
-            const bool last = i == n - 1;
-            if (fused) {
-                vpmaxuw(last ? wide_umax(i) | k_tail_ : wide_umax(i), wide_umax(i), a);
-                vpmaxsw(last ? Zmm(i) | k_tail_ : Zmm(i), Zmm(i), a);
-                continue;
-            }
-            const Zmm t(30 + i % 2);
+}
+
+void vertical_reg_generator::wide_row() {
+    const int n = wide_vectors(), r = wide_regs();
+    // 16 vectors leave no load register: both statistics read the row
+    // from memory, the last vector's lanes past the columns untouched.
+    const bool fused = raw16() && 2 * r > 30;
+    if (cfg_.prefetch)
+        for (int off = 0; off < n * 64; off += 64) prefetcht0(ptr[reg_row + off + 4096]);
+    for (int i = 0; i < n; ++i) {
+        const Address a = ptr[reg_row + i * 64];
+        const bool last = i == n - 1;
+        const Zmm t(30 + i % 2);
+        if (!raw16()) {
+            const Zmm v = i < r ? Zmm(i) : t;
+            if (i >= r) vmovaps(v, wide_slot(i));
+            vmaxps(last ? v | k_tail_ : v, v, a);
+            if (i >= r) vmovaps(wide_slot(i), v);
+        } else if (fused) {
+            vpmaxuw(last ? wide_umax(i) | k_tail_ : wide_umax(i), wide_umax(i), a);
+            vpmaxsw(last ? Zmm(i) | k_tail_ : Zmm(i), Zmm(i), a);
+        } else {
             // The last vector's lanes past the columns read as zeros,
             // never stored.
             if (!last) vmovdqu32(t, a);
@@ -64,17 +89,41 @@ void vertical_reg_generator::wide_slice16() {
             vpmaxuw(wide_umax(i), wide_umax(i), t);
             vpmaxsw(Zmm(i), Zmm(i), t);
         }
-        add(reg_row, reg_rs);
-        dec(reg_rows);
-        jmp(l_row, T_NEAR);
     }
-    L(l_done);
+}
+
+void vertical_reg_generator::wide_finish16(const Label &l_refuse) {
+    const int n = wide_vectors();
+    // A lane of negatives only needs the unsigned min, which these
+    // registers have no room for: the caller takes this slice on.
+    for (int i = 0; i < n; ++i) {
+        vpmovw2m(k_ord_, Zmm(i));
+        if (i == n - 1) kandd(k_ord_, k_ord_, k_tail_);
+        kortestd(k_ord_, k_ord_);
+        jnz(l_refuse, T_NEAR);
+    }
+    // The constants from memory: every register may hold a statistic.
+    lea(rax, ptr[rip + l_consts16_]);
+    for (int i = 0; i < n; ++i) {
+        vpcmpuw(k_ord_, wide_umax(i), ptr[rax], 6);  // above -inf: a negative NaN
+        vmovdqu16(Zmm(i) | k_ord_, ptr[rax + 64]);
+        const Address a = ptr[reg_dst + i * 64];
+        if (i < n - 1) vmovdqu32(a, Zmm(i));
+        else vmovdqu16(a | k_tail_, Zmm(i));
+    }
 }
 
 void vertical_reg_generator::generate_wide() {
-    const int n = raw16() ? npv() : nv();
+    const int n = wide_vectors(), r = wide_regs();
     const int lanes = raw16() ? 32 : 16;
     if (!raw16()) fp_env_enter();
+    const int spill = (n - r) * 64;
+    if (spill > 0) {
+        push(rbp);
+        mov(rbp, rsp);
+        sub(rsp, spill);
+        and_(rsp, -64);
+    }
     mov(reg_rs, ARG(row_stride));
     mov(reg_src, ARG(src));
     mov(reg_dst, ARG(dst));
@@ -84,65 +133,32 @@ void vertical_reg_generator::generate_wide() {
     set_tail_mask(reg_rs3, lanes);
     Label l_outer, l_refuse, l_exit;
     L(l_outer);
-    if (raw16()) {
-        wide_slice16();
-        // A lane of negatives only needs the unsigned min, which these
-        // registers have no room for: the caller takes this slice on.
-        for (int i = 0; i < n; ++i) {
-            vpmovw2m(k_ord_, Zmm(i));
-            if (i == n - 1) kandd(k_ord_, k_ord_, k_tail_);
-            kortestd(k_ord_, k_ord_);
-            jnz(l_refuse, T_NEAR);
-        }
-        // Every register holds a statistic: the constants from memory.
-        lea(rax, ptr[rip + l_consts16_]);
-        for (int i = 0; i < n; ++i) {
-            vpcmpuw(k_ord_, wide_umax(i), ptr[rax], 6);  // above -inf: a negative NaN
-            vmovdqu16(Zmm(i) | k_ord_, ptr[rax + 64]);
-            const Address a = ptr[reg_dst + i * vbytes()];
-            if (i < n - 1) vmovdqu32(a, Zmm(i));
-            else vmovdqu16(a | k_tail_, Zmm(i));
-        }
-    } else {
-        Label l_fresh, l_rows, l_row, l_done;
-        cmp(ARG(accumulate), 0);
-        je(l_fresh, T_NEAR);
-        // A NaN in dst raises the flag at the first row's max.
-        for (int i = 0; i < n; ++i) {
-            const Address a = ptr[reg_dst + i * 64];
-            if (i < n - 1) vmovups(Zmm(i), a);
-            else vmovups(Zmm(i) | k_tail_ | T_z, a);
-        }
-        jmp(l_rows, T_NEAR);
-        L(l_fresh);
-        bcast_neg_inf(Zmm(0));
-        for (int i = 1; i < n; ++i) vmovaps(Zmm(i), Zmm(0));
-        L(l_rows);
+    {
+        wide_start();
+        Label l_row, l_done;
         mov(reg_row, reg_src);
         mov(reg_rows, ARG(rows));
         L(l_row);
-        {
-            test(reg_rows, reg_rows);
-            jz(l_done, T_NEAR);
-            if (cfg_.prefetch)
-                for (int off = 0; off < n * 64; off += 64) prefetcht0(ptr[reg_row + off + 4096]);
-            for (int i = 0; i < n; ++i) {
-                const Address a = ptr[reg_row + i * 64];
-                if (i < n - 1) vmaxps(Zmm(i), Zmm(i), a);
-                else vmaxps(Zmm(i) | k_tail_, Zmm(i), a);
-            }
-            add(reg_row, reg_rs);
-            dec(reg_rows);
-            jmp(l_row, T_NEAR);
-        }
+        test(reg_rows, reg_rows);
+        jz(l_done, T_NEAR);
+        wide_row();
+        add(reg_row, reg_rs);
+        dec(reg_rows);
+        jmp(l_row, T_NEAR);
         L(l_done);
+    }
+    if (raw16()) {
+        wide_finish16(l_refuse);
+    } else {
         // A NaN met: plain maxes lose it, and the caller redoes the slice.
         test_invalid_flag();
         jnz(l_refuse, T_NEAR);
         for (int i = 0; i < n; ++i) {
             const Address a = ptr[reg_dst + i * 64];
-            if (i < n - 1) vmovups(a, Zmm(i));
-            else vmovups(a | k_tail_, Zmm(i));
+            const Zmm v = i < r ? Zmm(i) : Zmm(30);
+            if (i >= r) vmovaps(v, wide_slot(i));
+            if (i < n - 1) vmovups(a, v);
+            else vmovups(a | k_tail_, v);
         }
     }
     add(reg_src, ARG(outer_src_stride));
@@ -154,6 +170,10 @@ void vertical_reg_generator::generate_wide() {
     L(l_refuse);
     mov(rax, reg_outer);  // the slices left, this one first
     L(l_exit);
+    if (spill > 0) {
+        mov(rsp, rbp);
+        pop(rbp);
+    }
     vzeroupper();
     if (!raw16()) fp_env_leave();
     ret();

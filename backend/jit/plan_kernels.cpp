@@ -376,7 +376,11 @@ void choose_kernels(plan &P, isa_t isa) {
     // (chunks to 511, tiles at 512) 50-84 -> 94-99, at 100 MiB 55-90 ->
     // 104-118; bf16/f16 W=464-500 (4 rounds) 74-78 -> 86-93, 100 MiB
     // W=480 45 -> 91-93, W=512 (the tiles over periods before) alike.
-    if (rows_follow && P.jd.n <= wide_max_cols) {
+    // f32 past 512 columns spills the vectors past 30 to the stack (f32
+    // W=600-2048 79-95 -> 93-99); 16-bit spilling two statistics lost
+    // to the tiles but at 1024 (600-784 75-81 -> 74-78, 1568-2048 84 ->
+    // 75-79, 1024 83 -> 93).
+    if (rows_follow && P.jd.n <= wide_max_cols(P.dt)) {
         w.unroll = static_cast<int>((P.jd.n + 15) / 16);
         // f32 from memory prefetches 4 KiB ahead (same A/B, 3 rounds,
         // 61-100 MB: [N x 512 x W] W=280-448 96-102 -> 111-116, NCHW

@@ -63,10 +63,10 @@ std::vector<config_case> plannable_configs() {
                 if (z && dt != data_type::f32)
                     r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
             }
-            // AVX-512 wide columns, 17-28 vectors (f32 up to 32,
+            // AVX-512 wide columns, 17-32 vectors (f32 up to 128,
             // prefetching or not).
             if (z)
-                for (int u = 17; u <= wide_max_cols / 16; ++u)
+                for (int u = 17; u <= wide_max_cols(dt) / 16; ++u)
                     for (bool pf : {false, true})
                         if (!pf || dt == data_type::f32)
                             r.push_back({isa, family_t::vert_reg, dt, u, 0, pf});

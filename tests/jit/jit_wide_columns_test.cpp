@@ -1,4 +1,4 @@
-// Vertical rows of 257-512 columns one after another (AVX-512): register columns a whole row wide (plan::wide_code,
+// Vertical rows of 257-512 columns (f32 2048) one after another (AVX-512): register columns a whole row wide (plan::wide_code,
 // gen_vertical_reg_wide.cpp), which hand the slices from a NaN (f32) or
 // a lane of negatives only (16-bit) on to the chunks, against the ref
 // oracle.
@@ -10,8 +10,8 @@ namespace crest::impl::jit::test {
 namespace {
 
 // Column counts around each vector count's ends (f32: 17-32 vectors of
-// 16, 16-bit: 9-16 of 32, at 16 both statistics from memory) and past
-// them; one row, few, many; NaN of
+// 16, then spilling up to 128; 16-bit: 9-16 of 32, at 16 both
+// statistics from memory) and past them; one row, few, many; NaN of
 // either sign in a later slice (the slices before it stay the kernel's), in the last
 // column (the masked vector) and in the first row; negative data, and one
 // column of negatives only; an extra reduced dim (accumulating calls)
@@ -23,7 +23,11 @@ TEST_P(JitReduce, WideColumns) {
             : dt() == data_type::bf16 ? std::vector<uint32_t> {0x7fc0u, 0xffc0u}
                                       : std::vector<uint32_t> {0x7e00u, 0xfe00u};
     const thread_pool one(1);
-    for (int64_t c : {257, 287, 288, 289, 300, 320, 352, 400, 416, 447, 448, 449, 497, 511, 512, 513}) {
+    std::vector<int64_t> cols {257, 287, 288, 289, 300, 320, 352, 400, 416, 447, 448, 449, 497,
+            511, 512, 513};
+    if (dt() == data_type::f32)
+        for (int64_t c : {529, 600, 1000, 2047, 2048, 2049}) cols.push_back(c);
+    for (int64_t c : cols) {
         for (int64_t r : {1, 2, 7, 300}) run(make_problem(dt(), {6, r, c}, 2));
         check(make_problem(dt(), {5, 300, c}, 2), {}, one, seed_++);
         const size_t slice = size_t(40 * c);
@@ -56,8 +60,8 @@ TEST_P(JitReduce, WideColumns) {
     }
 }
 
-// Which plans take them: AVX-512, rows of 257-512 columns one after
-// another; not rows padded.
+// Which plans take them: AVX-512, rows of 257-512 columns (f32 2048) one
+// after another; not rows padded.
 TEST(JitPlan, WideColumns) {
     const bool z = max_isa() == isa_t::avx512_core;
     for (data_type dt : {data_type::f32, data_type::bf16}) {
@@ -69,7 +73,11 @@ TEST(JitPlan, WideColumns) {
         EXPECT_EQ(bool(plan_on_two(make_problem(dt, {64, 512, 257}, 2)).wide_code), z);
         EXPECT_EQ(bool(plan_on_two(make_problem(dt, {64, 512, 449}, 2)).wide_code), z);
         EXPECT_EQ(bool(plan_on_two(make_problem(dt, {64, 512, 512}, 2)).wide_code), z);
-        EXPECT_FALSE(plan_on_two(make_problem(dt, {64, 512, 513}, 2)).wide_code);
+        // f32 up to 2048 (spilling past 512), 16-bit up to 512.
+        const bool f32 = dt == data_type::f32;
+        EXPECT_EQ(bool(plan_on_two(make_problem(dt, {64, 512, 513}, 2)).wide_code), z && f32);
+        EXPECT_EQ(bool(plan_on_two(make_problem(dt, {8, 512, 2048}, 2)).wide_code), z && f32);
+        EXPECT_FALSE(plan_on_two(make_problem(dt, {8, 512, 2049}, 2)).wide_code);
         EXPECT_FALSE(plan_on_two(make_problem(dt, {64, 512, 256}, 2)).wide_code);
         EXPECT_FALSE(
                 plan_on_two(make_problem(dt, {512, 400}, 1, {401, 1}, {})).wide_code);
