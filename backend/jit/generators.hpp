@@ -86,12 +86,12 @@ bool fixed_lines_fit(int rows, int cols);
 bool fixed_blocks_accumulate(const kernel_config &cfg);
 
 // AVX-512 register columns past 16 vectors (kernel_config::unroll counts
-// f32 vectors: up to 128, 2048 columns, past 32 of them in spill slots;
+// f32 vectors: up to 50, 800 columns, past 32 of them in spill slots;
 // 16-bit up to 16 vectors of two statistics each), a slice's whole rows
 // in registers (gen_vertical_reg_wide.cpp). The code returns the slices
 // it left to the caller (jit_status_fn): 0 when it took every one.
 inline int64_t wide_max_cols(data_type dt) {
-    return dt == data_type::f32 ? 2048 : 512;
+    return dt == data_type::f32 ? 800 : 512;
 }
 inline bool wide_columns(const kernel_config &cfg) {
     return cfg.family == family_t::vert_reg && cfg.isa == isa_t::avx512_core && cfg.unroll > 16;

@@ -181,10 +181,13 @@ bool one_stage_reads_well(const plan &P) {
 // -> 115, 17x17 29 -> 78 and 54 -> 112, 20x20 34 -> 83 and 61 -> 90,
 // 21x21 34 -> 82 and 46 -> 111. At 14x14 and 28x28 (tiles or short
 // register columns) the two stages lost from memory (f32 108 -> 90, 105
-// -> 95; bf16 104 -> 98, 117 -> 107).
+// -> 95; bf16 104 -> 98, 117 -> 107). With f32's spilling wide columns
+// (session 39): f32 24x24 (576) 84-89 -> 98-106; 28x28 83 -> 91 at 25
+// MiB but 103 -> 93 at 100, 32x32 and 40x40 alike or worse.
 bool outer_first_preferred(const plan &P, const outer_first_split &s) {
+    const int64_t widest = P.dt == data_type::f32 ? 576 : 448;  // as measured
     const bool rows_in_registers = P.isa == isa_t::avx512_core
-            && s.block_elems >= max_period && s.block_elems <= 448;  // as measured
+            && s.block_elems >= max_period && s.block_elems <= widest;
     return rows_in_registers || !one_stage_reads_well(P);
 }
 

@@ -39,8 +39,8 @@ bool one_stage_reads_well(const plan &P);
 
 // Whether the two stages s are taken over p's one-stage plan P: where P
 // does not read well, or where s's outer stage keeps a whole row of the
-// block in registers (AVX-512, blocks of 256-448 elements: NCHW reducing
-// C and W of 16x16 to 21x21 maps).
+// block in registers (AVX-512, blocks of 256-448 elements, f32 576: NCHW
+// reducing C and W of 16x16 to 21x21 maps, f32 to 24x24).
 bool outer_first_preferred(const plan &P, const outer_first_split &s);
 
 // Whether p takes the two stages (at least 8 outer rows and 256 KiB of

@@ -143,7 +143,7 @@ struct plan {
     // wide (see plan_kernels.cpp): chunk_code, a register-column kernel, takes
     // the columns 256 at a time, `code` the rest. Null: `code` alone.
     std::shared_ptr<const generated_code> chunk_code;
-    // Rows that follow one another of 257-512 columns (f32 2048):
+    // Rows that follow one another of 257-512 columns (f32 800):
     // wide_code, register columns a whole row wide (wide_max_cols),
     // takes the calls of every column; the slices it leaves (a NaN met,
     // 16-bit lanes of negatives only) go on as above. Null: none.

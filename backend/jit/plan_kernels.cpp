@@ -376,10 +376,12 @@ void choose_kernels(plan &P, isa_t isa) {
     // (chunks to 511, tiles at 512) 50-84 -> 94-99, at 100 MiB 55-90 ->
     // 104-118; bf16/f16 W=464-500 (4 rounds) 74-78 -> 86-93, 100 MiB
     // W=480 45 -> 91-93, W=512 (the tiles over periods before) alike.
-    // f32 past 512 columns spills the vectors past 30 to the stack (f32
-    // W=600-2048 79-95 -> 93-99); 16-bit spilling two statistics lost
-    // to the tiles but at 1024 (600-784 75-81 -> 74-78, 1568-2048 84 ->
-    // 75-79, 1024 83 -> 93).
+    // f32 past 512 columns spills the vectors past 30 to the stack: W=600
+    // and 784 79-85 -> 95, NCHW reducing C of 24x24 maps 85-88 -> 97-107
+    // (25 and 100 MiB), of 28x28 85 -> 92 and 100 -> 99; wider lost
+    // from memory (NCHW 32x32 and 40x40 at 100 MiB 106-109 -> 75-80)
+    // and gained 2-6 points in the L3. 16-bit spilling two statistics
+    // lost to the tiles (W=600-784 75-81 -> 74-78, 1568-2048 84 -> 75-79).
     if (rows_follow && P.jd.n <= wide_max_cols(P.dt)) {
         w.unroll = static_cast<int>((P.jd.n + 15) / 16);
         // f32 from memory prefetches 4 KiB ahead (same A/B, 3 rounds,

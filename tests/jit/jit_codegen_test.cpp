@@ -63,7 +63,7 @@ std::vector<config_case> plannable_configs() {
                 if (z && dt != data_type::f32)
                     r.push_back({isa, family_t::vert_reg, dt, u, 0, false, true});
             }
-            // AVX-512 wide columns, 17-32 vectors (f32 up to 128,
+            // AVX-512 wide columns, 17-32 vectors (f32 up to 50,
             // prefetching or not).
             if (z)
                 for (int u = 17; u <= wide_max_cols(dt) / 16; ++u)
