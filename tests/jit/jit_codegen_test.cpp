@@ -30,7 +30,7 @@ struct config_case {
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
 // as inner_blocks_take has them (AVX2: from 2 elements); vert_reg 1..16 vectors (AVX2:
-// ..8); vert_tile unroll 1, with or without prefetching (16-bit: near or
+// ..8; AVX-512's wide columns 17..32, f32 ..50); vert_tile unroll 1, with or without prefetching (16-bit: near or
 // far), or prefetching the next pass (AVX2 16-bit: or into L1); fixed blocks of 2-16 rows
 // (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider;
 // rows of 8-16 bytes two slices a ymm; a staged dst).
