@@ -103,7 +103,9 @@ void run_chunks(const plan &P, jit_fn fn, const vert_call &a) {
 }
 
 // A vertical call of every column by plan::wide_code; the slices it
-// leaves by the chunks, or the plan's kernel where there are none.
+// leaves by the chunks, or the plan's kernel where there are none. Ahead
+// of the periods: 16-bit rows of 512 took periods of whole rows, 74-84
+// -> 86% of the roofline at 25 MiB, 99-107 -> 103-117 at 100 MiB.
 void run_wide(const plan &P, jit_fn fn, const vert_call &a) {
     const int64_t left = P.wide_code->status_fn(&a);
     if (left == 0) return;
@@ -161,8 +163,8 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch,
                     modes, 1, 0};
             if (P.fixed_code && !acc && rows == P.rows.n && cnt == P.jd.n) P.fixed_code->fn(&a);
-            else if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
             else if (P.wide_code && cnt == P.jd.n) run_wide(P, fn, a);
+            else if (P.period_code && cnt == P.jd.n) run_periodic(P, fn, a);
             else if (P.chunk_code && cnt >= max_period) run_chunks(P, fn, a);
             else fn(&a);
         }
