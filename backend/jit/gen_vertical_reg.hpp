@@ -311,12 +311,12 @@ private:
     // --- Wide columns (wide_columns and wide_max_cols, generators.hpp;
     // gen_vertical_reg_wide.cpp) ---
     // The general loop alone, a slice at a time: f32 a max with a memory
-    // operand a vector (zmm0-31, past 32 vectors zmm0-29 and spill slots;
-    // with cfg_.prefetch each row's lines 4
-    // KiB ahead, the rows one after another), a NaN met (the invalid
-    // flag, tested once a slice) returning the slices left; 16-bit the
-    // checked statistics alone (the signed max in zmm0-15, the unsigned
-    // max in wide_umax), a lane of negatives only returning them.
+    // operand a vector (zmm0-31, past 32 vectors zmm0-29 and spill
+    // slots; with cfg_.prefetch each row's lines 4 KiB ahead, the rows
+    // one after another), a NaN met (the invalid flag, tested once a
+    // slice) returning the slices left; 16-bit the checked statistics
+    // alone (the signed max in zmm0-15, the unsigned max in wide_umax),
+    // a lane of negatives only returning them.
     bool wide() const;
     int wide_vectors() const;  // of a row (16-bit: 32 columns each)
     int wide_regs() const;     // of those, the ones in registers

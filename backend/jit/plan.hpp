@@ -142,6 +142,8 @@ struct plan {
     // vertical over rows that follow one another, a few hundred columns
     // wide (see plan_kernels.cpp): chunk_code, a register-column kernel, takes
     // the columns 256 at a time, `code` the rest. Null: `code` alone.
+    // Since wide_code below, which takes such rows first, only the
+    // slices it leaves.
     std::shared_ptr<const generated_code> chunk_code;
     // Rows that follow one another of 257-512 columns (f32 800):
     // wide_code, register columns a whole row wide (wide_max_cols),

@@ -375,7 +375,8 @@ void choose_kernels(plan &P, isa_t isa) {
     // NCHW 64x1024x20x20 reducing C (52 MB) 36 -> 75; f32 W=464-512
     // (chunks to 511, tiles at 512) 50-84 -> 94-99, at 100 MiB 55-90 ->
     // 104-118; bf16/f16 W=464-500 (4 rounds) 74-78 -> 86-93, 100 MiB
-    // W=480 45 -> 91-93, W=512 (the tiles over periods before) alike.
+    // W=480 45 -> 91-93; W=512 (which took periods of whole rows) 74-84
+    // -> 86, 99-107 -> 103-117 (run_range.cpp, run_wide).
     // f32 past 512 columns spills the vectors past 30 to the stack: W=600
     // and 784 79-85 -> 95, NCHW reducing C of 24x24 maps 85-88 -> 97-107
     // (25 and 100 MiB), of 28x28 85 -> 92 and 100 -> 99; wider lost

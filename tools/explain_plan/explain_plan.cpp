@@ -159,8 +159,8 @@ int main(int argc, char **argv) {
     }
     std::printf("outer-first: eligible, %s; lead %lld, block %lld elements, index %lld x %lld "
                 "elements, %lld outputs an index\n",
-            outer_first_preferred(P, s) ? "taken" : "the one stage reads well (kept)", (long long)s.lead_n,
-            (long long)s.block_elems, (long long)s.idx_n, (long long)s.idx_elems,
+            outer_first_preferred(P, s) ? "taken" : "the one stage reads well (kept)",
+            (long long)s.lead_n, (long long)s.block_elems, (long long)s.idx_n, (long long)s.idx_elems,
             (long long)s.idx_outputs);
     const bool whole = outer_first_whole(s);
     plan O, B;
