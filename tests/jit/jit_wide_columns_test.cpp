@@ -15,8 +15,8 @@ namespace {
 // either sign in a later slice (the slices before it stay the kernel's), in the last
 // column (the masked vector) and in the first row; negative data, and one
 // column of negatives only; an extra reduced dim (accumulating calls)
-// with a NaN in its second index; two threads' chunks across a slice;
-// src ending at a page's end.
+// with a NaN in its second index; two threads' chunks across a slice,
+// and across the rows of one slice; src ending at a page's end.
 TEST_P(JitReduce, WideColumns) {
     const std::vector<uint32_t> nans = dt() == data_type::f32
             ? std::vector<uint32_t> {0x7fc00000u, 0xffc00000u}
@@ -56,6 +56,9 @@ TEST_P(JitReduce, WideColumns) {
         run(make_problem(dt(), {3, 3, 40, c}, 0b0101));
         run(make_problem(dt(), {3, 3, 40, c}, 0b0101), acc);
         run(make_problem(dt(), {3, 40, c}, 2));  // 3 slices on 2 threads
+        // One slice of many rows: two threads' row ranges (two-level).
+        run(make_problem(dt(), {3000, c}, 1));
+        run(make_problem(dt(), {3000, c}, 1), {{size_t(2500 * c + 3)}, false});
         check_at_page_end(make_problem(dt(), {4, 40, c}, 2), seed_++);
     }
 }
