@@ -316,7 +316,9 @@ private:
     // one after another), a NaN met (the invalid flag, tested once a
     // slice) returning the slices left; 16-bit the checked statistics
     // alone (the signed max in zmm0-15, the unsigned max in wide_umax),
-    // a lane of negatives only returning them.
+    // a lane of negatives only returning them; up to 14 vectors that
+    // slice and the rest of the call keep the signed max and the
+    // unsigned min instead, a negative NaN returning them.
     bool wide() const;
     int wide_vectors() const;  // of a row (16-bit: 32 columns each)
     int wide_regs() const;     // of those, the ones in registers
@@ -328,6 +330,9 @@ private:
     void wide_start();  // the statistics from dst or fresh
     void wide_row();    // the row at reg_row into them
     void wide_finish16(const Label &l_refuse);  // checked, fixed up, stored
+    bool wide_negatives() const;
+    void wide_slice_negatives();
+    void wide_finish_negatives(const Label &l_refuse);
     void generate_wide();
 
     // --- Folded lines (kernel_config::fold_cols, gen_vertical_lines.cpp) ---

@@ -113,6 +113,72 @@ void vertical_reg_generator::wide_finish16(const Label &l_refuse) {
     }
 }
 
+// 16-bit after a lane of negatives only, up to 14 vectors: the signed
+// max in zmm0-13, the unsigned min (the answer where every row was
+// negative) in the unsigned max's registers, the raw words' unsigned max
+// on two chains (zmm28-29) for the negative NaNs, which the unsigned
+// min passes over.
+bool vertical_reg_generator::wide_negatives() const {
+    return raw16() && wide_vectors() <= 14;
+}
+
+void vertical_reg_generator::wide_slice_negatives() {
+    const int n = wide_vectors();
+    Label l_fresh, l_rows, l_row, l_done;
+    for (int k = 0; k < 2; ++k) vpxord(Zmm(28 + k), Zmm(28 + k), Zmm(28 + k));
+    cmp(ARG(accumulate), 0);
+    je(l_fresh, T_NEAR);
+    for (int i = 0; i < n; ++i) {
+        const Address a = ptr[reg_dst + i * 64];
+        if (i < n - 1) vmovdqu32(Zmm(i), a);
+        else vmovdqu16(Zmm(i) | k_tail_ | T_z, a);
+        vmovdqa32(wide_umax(i), Zmm(i));
+        vpmaxuw(Zmm(28), Zmm(28), Zmm(i));
+    }
+    jmp(l_rows, T_NEAR);
+    L(l_fresh);
+    bcast16(Zmm(0), jit_generator::neg_inf16());
+    for (int i = 0; i < n; ++i) {
+        if (i > 0) vmovdqa32(Zmm(i), Zmm(0));
+        vmovdqa32(wide_umax(i), Zmm(0));
+    }
+    L(l_rows);
+    mov(reg_row, reg_src);
+    mov(reg_rows, ARG(rows));
+    L(l_row);
+    test(reg_rows, reg_rows);
+    jz(l_done, T_NEAR);
+    for (int i = 0; i < n; ++i) {
+        const Address a = ptr[reg_row + i * 64];
+        const Zmm t(30 + i % 2);
+        if (i < n - 1) vmovdqu32(t, a);
+        else vmovdqu16(t | k_tail_ | T_z, a);
+        vpmaxsw(Zmm(i), Zmm(i), t);
+        vpminuw(wide_umax(i), wide_umax(i), t);
+        vpmaxuw(Zmm(28 + i % 2), Zmm(28 + i % 2), t);
+    }
+    add(reg_row, reg_rs);
+    dec(reg_rows);
+    jmp(l_row, T_NEAR);
+    L(l_done);
+}
+
+void vertical_reg_generator::wide_finish_negatives(const Label &l_refuse) {
+    const int n = wide_vectors();
+    lea(rax, ptr[rip + l_consts16_]);
+    vpmaxuw(Zmm(28), Zmm(28), Zmm(29));
+    vpcmpuw(k_ord_, Zmm(28), ptr[rax], 6);  // above -inf: a negative NaN
+    kortestd(k_ord_, k_ord_);
+    jnz(l_refuse, T_NEAR);
+    for (int i = 0; i < n; ++i) {
+        vpmovw2m(k_ord_, Zmm(i));  // the lanes of negatives only
+        vmovdqu16(Zmm(i) | k_ord_, wide_umax(i));
+        const Address a = ptr[reg_dst + i * 64];
+        if (i < n - 1) vmovdqu32(a, Zmm(i));
+        else vmovdqu16(a | k_tail_, Zmm(i));
+    }
+}
+
 void vertical_reg_generator::generate_wide() {
     const int n = wide_vectors(), r = wide_regs();
     const int lanes = raw16() ? 32 : 16;
@@ -131,7 +197,7 @@ void vertical_reg_generator::generate_wide() {
     mov(reg_rs3, ARG(ncols));
     sub(reg_rs3, (n - 1) * lanes);
     set_tail_mask(reg_rs3, lanes);
-    Label l_outer, l_refuse, l_exit;
+    Label l_outer, l_refuse, l_exit, l_negatives;
     L(l_outer);
     {
         wide_start();
@@ -148,7 +214,7 @@ void vertical_reg_generator::generate_wide() {
         L(l_done);
     }
     if (raw16()) {
-        wide_finish16(l_refuse);
+        wide_finish16(wide_negatives() ? l_negatives : l_refuse);
     } else {
         // A NaN met: plain maxes lose it, and the caller redoes the slice.
         test_invalid_flag();
@@ -165,8 +231,22 @@ void vertical_reg_generator::generate_wide() {
     add(reg_dst, ARG(outer_dst_stride));
     dec(reg_outer);
     jnz(l_outer, T_NEAR);
+    Label l_all;
+    L(l_all);
     xor_(eax, eax);
     jmp(l_exit, T_NEAR);
+    if (wide_negatives()) {
+        // From the slice that had a lane of negatives only, to the call's
+        // end.
+        L(l_negatives);
+        wide_slice_negatives();
+        wide_finish_negatives(l_refuse);
+        add(reg_src, ARG(outer_src_stride));
+        add(reg_dst, ARG(outer_dst_stride));
+        dec(reg_outer);
+        jnz(l_negatives, T_NEAR);
+        jmp(l_all, T_NEAR);
+    }
     L(l_refuse);
     mov(rax, reg_outer);  // the slices left, this one first
     L(l_exit);

@@ -13,8 +13,9 @@ namespace {
 // 16, then spilling up to 50; 16-bit: 9-16 of 32, at 16 both
 // statistics from memory) and past them; one row, few, many; NaN of
 // either sign in a later slice (the slices before it stay the kernel's), in the last
-// column (the masked vector) and in the first row; negative data, and one
-// column of negatives only; an extra reduced dim (accumulating calls)
+// column (the masked vector) and in the first row; negative data (with
+// an extra reduced dim, and with a NaN of either sign later on: 16-bit's
+// signed max and unsigned min), and one column of negatives only; an extra reduced dim (accumulating calls)
 // with a NaN in its second index; two threads' chunks across a slice,
 // and across the rows of one slice; src ending at a page's end.
 TEST_P(JitReduce, WideColumns) {
@@ -44,6 +45,14 @@ TEST_P(JitReduce, WideColumns) {
         planting neg;
         neg.negative = true;
         run(make_problem(dt(), {6, 40, c}, 2), neg);
+        run(make_problem(dt(), {3, 3, 40, c}, 0b0101), neg);
+        // 16-bit: after negatives only, a NaN of either sign in a later
+        // slice.
+        for (uint32_t bits : nans) {
+            neg.nan_bits = bits;
+            neg.nan_at = {4 * slice + 9 * size_t(c) + 1};
+            run(make_problem(dt(), {6, 40, c}, 2), neg);
+        }
         planting col;
         const uint32_t minus_one = dt() == data_type::f32 ? 0xbf800000u
                 : dt() == data_type::bf16                 ? 0xbf80u
