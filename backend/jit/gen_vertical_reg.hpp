@@ -327,6 +327,13 @@ private:
     // aligned to 64 bytes), each a load, a max and a store a row.
     Address wide_slot(int i) const;
     Label l_consts16_;  // 32 words of -inf, then 32 of the quiet NaN
+    // A vector of words at a, the last one's lanes past the columns
+    // (k_tail_) zeros.
+    void wide_load16(const Xmm &v, const Address &a, bool last);
+    // row() for each row of the slice at reg_src (at reg_row); slice()
+    // for each of the call's slices, reg_src and reg_dst moved on after.
+    void wide_rows(const std::function<void()> &row);
+    void wide_slices(const std::function<void()> &slice);
     void wide_start();  // the statistics from dst or fresh
     void wide_row();    // the row at reg_row into them
     void wide_finish16(const Label &l_refuse);  // checked, fixed up, stored

@@ -2,6 +2,7 @@
 // (gen_vertical_reg.hpp, wide()): every column of a slice in registers
 // while its rows stream past in memory order.
 #include <cstddef>
+#include <functional>
 
 #include "backend/jit/gen_vertical_reg.hpp"
 #include "backend/jit/generators.hpp"
@@ -33,6 +34,37 @@ Address vertical_reg_generator::wide_slot(int i) const {
     return ptr[rsp + (i - wide_regs()) * 64];
 }
 
+void vertical_reg_generator::wide_load16(const Xmm &v, const Address &a, bool last) {
+    // The last vector's lanes past the columns read as zeros, never
+    // stored.
+    if (!last) vmovdqu32(v, a);
+    else vmovdqu16(v | k_tail_ | T_z, a);
+}
+
+void vertical_reg_generator::wide_rows(const std::function<void()> &row) {
+    Label l_row, l_done;
+    mov(reg_row, reg_src);
+    mov(reg_rows, ARG(rows));
+    L(l_row);
+    test(reg_rows, reg_rows);
+    jz(l_done, T_NEAR);
+    row();
+    add(reg_row, reg_rs);
+    dec(reg_rows);
+    jmp(l_row, T_NEAR);
+    L(l_done);
+}
+
+void vertical_reg_generator::wide_slices(const std::function<void()> &slice) {
+    Label l_slice;
+    L(l_slice);
+    slice();
+    add(reg_src, ARG(outer_src_stride));
+    add(reg_dst, ARG(outer_dst_stride));
+    dec(reg_outer);
+    jnz(l_slice, T_NEAR);
+}
+
 void vertical_reg_generator::wide_start() {
     const int n = wide_vectors(), r = wide_regs();
     const Zmm t(31);
@@ -42,8 +74,8 @@ void vertical_reg_generator::wide_start() {
     for (int i = 0; i < n; ++i) {
         const Address a = ptr[reg_dst + i * 64];
         const Zmm v = i < r ? Zmm(i) : t;
-        if (i < n - 1) vmovdqu32(v, a);
-        else if (raw16()) vmovdqu16(v | k_tail_ | T_z, a);
+        if (raw16()) wide_load16(v, a, i == n - 1);
+        else if (i < n - 1) vmovups(v, a);
         else vmovups(v | k_tail_ | T_z, a);
         if (raw16()) vmovdqa32(wide_umax(i), v);
         else if (i >= r) vmovdqa32(wide_slot(i), v);
@@ -82,10 +114,7 @@ void vertical_reg_generator::wide_row() {
             vpmaxuw(last ? wide_umax(i) | k_tail_ : wide_umax(i), wide_umax(i), a);
             vpmaxsw(last ? Zmm(i) | k_tail_ : Zmm(i), Zmm(i), a);
         } else {
-            // The last vector's lanes past the columns read as zeros,
-            // never stored.
-            if (!last) vmovdqu32(t, a);
-            else vmovdqu16(t | k_tail_ | T_z, a);
+            wide_load16(t, a, last);
             vpmaxuw(wide_umax(i), wide_umax(i), t);
             vpmaxsw(Zmm(i), Zmm(i), t);
         }
@@ -107,9 +136,7 @@ void vertical_reg_generator::wide_finish16(const Label &l_refuse) {
     for (int i = 0; i < n; ++i) {
         vpcmpuw(k_ord_, wide_umax(i), ptr[rax], 6);  // above -inf: a negative NaN
         vmovdqu16(Zmm(i) | k_ord_, ptr[rax + 64]);
-        const Address a = ptr[reg_dst + i * 64];
-        if (i < n - 1) vmovdqu32(a, Zmm(i));
-        else vmovdqu16(a | k_tail_, Zmm(i));
+        store16(ptr[reg_dst + i * 64], Zmm(i), i == n - 1);
     }
 }
 
@@ -124,14 +151,12 @@ bool vertical_reg_generator::wide_negatives() const {
 
 void vertical_reg_generator::wide_slice_negatives() {
     const int n = wide_vectors();
-    Label l_fresh, l_rows, l_row, l_done;
+    Label l_fresh, l_rows;
     for (int k = 0; k < 2; ++k) vpxord(Zmm(28 + k), Zmm(28 + k), Zmm(28 + k));
     cmp(ARG(accumulate), 0);
     je(l_fresh, T_NEAR);
     for (int i = 0; i < n; ++i) {
-        const Address a = ptr[reg_dst + i * 64];
-        if (i < n - 1) vmovdqu32(Zmm(i), a);
-        else vmovdqu16(Zmm(i) | k_tail_ | T_z, a);
+        wide_load16(Zmm(i), ptr[reg_dst + i * 64], i == n - 1);
         vmovdqa32(wide_umax(i), Zmm(i));
         vpmaxuw(Zmm(28), Zmm(28), Zmm(i));
     }
@@ -143,24 +168,15 @@ void vertical_reg_generator::wide_slice_negatives() {
         vmovdqa32(wide_umax(i), Zmm(0));
     }
     L(l_rows);
-    mov(reg_row, reg_src);
-    mov(reg_rows, ARG(rows));
-    L(l_row);
-    test(reg_rows, reg_rows);
-    jz(l_done, T_NEAR);
-    for (int i = 0; i < n; ++i) {
-        const Address a = ptr[reg_row + i * 64];
-        const Zmm t(30 + i % 2);
-        if (i < n - 1) vmovdqu32(t, a);
-        else vmovdqu16(t | k_tail_ | T_z, a);
-        vpmaxsw(Zmm(i), Zmm(i), t);
-        vpminuw(wide_umax(i), wide_umax(i), t);
-        vpmaxuw(Zmm(28 + i % 2), Zmm(28 + i % 2), t);
-    }
-    add(reg_row, reg_rs);
-    dec(reg_rows);
-    jmp(l_row, T_NEAR);
-    L(l_done);
+    wide_rows([&] {
+        for (int i = 0; i < n; ++i) {
+            const Zmm t(30 + i % 2);
+            wide_load16(t, ptr[reg_row + i * 64], i == n - 1);
+            vpmaxsw(Zmm(i), Zmm(i), t);
+            vpminuw(wide_umax(i), wide_umax(i), t);
+            vpmaxuw(Zmm(28 + i % 2), Zmm(28 + i % 2), t);
+        }
+    });
 }
 
 void vertical_reg_generator::wide_finish_negatives(const Label &l_refuse) {
@@ -173,9 +189,7 @@ void vertical_reg_generator::wide_finish_negatives(const Label &l_refuse) {
     for (int i = 0; i < n; ++i) {
         vpmovw2m(k_ord_, Zmm(i));  // the lanes of negatives only
         vmovdqu16(Zmm(i) | k_ord_, wide_umax(i));
-        const Address a = ptr[reg_dst + i * 64];
-        if (i < n - 1) vmovdqu32(a, Zmm(i));
-        else vmovdqu16(a | k_tail_, Zmm(i));
+        store16(ptr[reg_dst + i * 64], Zmm(i), i == n - 1);
     }
 }
 
@@ -197,25 +211,14 @@ void vertical_reg_generator::generate_wide() {
     mov(reg_rs3, ARG(ncols));
     sub(reg_rs3, (n - 1) * lanes);
     set_tail_mask(reg_rs3, lanes);
-    Label l_outer, l_refuse, l_exit, l_negatives;
-    L(l_outer);
-    {
+    Label l_refuse, l_exit, l_negatives;
+    wide_slices([&] {
         wide_start();
-        Label l_row, l_done;
-        mov(reg_row, reg_src);
-        mov(reg_rows, ARG(rows));
-        L(l_row);
-        test(reg_rows, reg_rows);
-        jz(l_done, T_NEAR);
-        wide_row();
-        add(reg_row, reg_rs);
-        dec(reg_rows);
-        jmp(l_row, T_NEAR);
-        L(l_done);
-    }
-    if (raw16()) {
-        wide_finish16(wide_negatives() ? l_negatives : l_refuse);
-    } else {
+        wide_rows([&] { wide_row(); });
+        if (raw16()) {
+            wide_finish16(wide_negatives() ? l_negatives : l_refuse);
+            return;
+        }
         // A NaN met: plain maxes lose it, and the caller redoes the slice.
         test_invalid_flag();
         jnz(l_refuse, T_NEAR);
@@ -226,11 +229,7 @@ void vertical_reg_generator::generate_wide() {
             if (i < n - 1) vmovups(a, v);
             else vmovups(a | k_tail_, v);
         }
-    }
-    add(reg_src, ARG(outer_src_stride));
-    add(reg_dst, ARG(outer_dst_stride));
-    dec(reg_outer);
-    jnz(l_outer, T_NEAR);
+    });
     Label l_all;
     L(l_all);
     xor_(eax, eax);
@@ -239,12 +238,10 @@ void vertical_reg_generator::generate_wide() {
         // From the slice that had a lane of negatives only, to the call's
         // end.
         L(l_negatives);
-        wide_slice_negatives();
-        wide_finish_negatives(l_refuse);
-        add(reg_src, ARG(outer_src_stride));
-        add(reg_dst, ARG(outer_dst_stride));
-        dec(reg_outer);
-        jnz(l_negatives, T_NEAR);
+        wide_slices([&] {
+            wide_slice_negatives();
+            wide_finish_negatives(l_refuse);
+        });
         jmp(l_all, T_NEAR);
     }
     L(l_refuse);
