@@ -129,13 +129,23 @@ void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
 // reducing the middle: periods of 32 rows 49-51, 64 rows 79-84, 320 rows
 // 96-97; 3 alternate rounds of NCHW 5x5 to 14x14 maps reducing N and C,
 // 25 MiB: bf16 79-92 -> 88-98, f16 83-93 -> 90-101, f32 tied).
-int64_t rows_a_period(int64_t rows, int64_t row_bytes) {
+// Rows of over 1 KiB (wide_rows: plan_period's rows of 513-1023 16-bit
+// columns) take at most 8 a period, and none left over where some k
+// leaves none: Zen 4, ab_builds, 4 buffers, 30 rounds, % of the roofline,
+// [N x 512 x W] at 25 MiB (periods of 10-14 rows, 8 left over -> 8
+// rows, none): bf16 W=528-896 72-85 -> 83-88, f16 76-85 -> 84-92;
+// [57 x 384 x 600] (12 rows -> 8, none left over either way) bf16 76 ->
+// 80, f16 75 -> 79; [44 x 500 x 600] (8 rows, 4 left over -> 4 rows)
+// 78-79 -> 81.
+int64_t rows_a_period(int64_t rows, int64_t row_bytes, bool wide_rows) {
     int64_t best = 2;
+    const int64_t share = wide_rows ? rows + 1 : 64;  // left over: up to rows / share
+    const int64_t most = wide_rows ? 8 : max_period_bytes;
     auto score = [&](int64_t k) {
         const int64_t left = rows % k;
-        return std::make_tuple((k * row_bytes) % 64 == 0, left * 64 <= rows ? 0 : -left, k);
+        return std::make_tuple((k * row_bytes) % 64 == 0, left * share <= rows ? 0 : -left, k);
     };
-    for (int64_t k = 3; k * row_bytes <= max_period_bytes; ++k)
+    for (int64_t k = 3; k * row_bytes <= max_period_bytes && k <= most; ++k)
         if (score(k) > score(best)) best = k;
     return best;
 }
@@ -182,7 +192,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // -> 540-589 us); at 1568 columns, and for f32, no gain.
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || c * P.esz >= 2048)
             return;
-        const int64_t k = rows_a_period(P.rows.n, c * P.esz);
+        const int64_t k = rows_a_period(P.rows.n, c * P.esz, true);
         if (P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
@@ -209,7 +219,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // reducing C and W of 7x7 maps f32 70-77 -> 94-98, bf16 56-59 ->
         // 78-84, of 14x14 maps f32 67-80 -> 95-101; N x 17 f32 60-61 ->
         // 99-103, f16 N x 33 57-60 -> 78-80, f32 N x 49 55-65 -> 61-76.
-        const int64_t k = rows_a_period(P.rows.n, c * P.esz);
+        const int64_t k = rows_a_period(P.rows.n, c * P.esz, false);
         if (k * c * P.esz % 64 == 0 && P.rows.n >= 4 * k) {
             P.period = k * c;
             P.period_code = tile ? tile : period_tile(P, isa, k);
