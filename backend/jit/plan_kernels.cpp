@@ -130,20 +130,20 @@ void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
 // 96-97; 3 alternate rounds of NCHW 5x5 to 14x14 maps reducing N and C,
 // 25 MiB: bf16 79-92 -> 88-98, f16 83-93 -> 90-101, f32 tied).
 // Rows of over 1 KiB (wide_rows: plan_period's rows of 513-1023 16-bit
-// columns) take at most 8 a period, and none left over where some k
-// leaves none: Zen 4, ab_builds, 4 buffers, 30 rounds, % of the roofline,
-// [N x 512 x W] at 25 MiB (periods of 10-14 rows, 8 left over -> 8
-// rows, none): bf16 W=528-896 72-85 -> 83-88, f16 76-85 -> 84-92;
-// [57 x 384 x 600] (12 rows -> 8, none left over either way) bf16 76 ->
-// 80, f16 75 -> 79; [44 x 500 x 600] (8 rows, 4 left over -> 4 rows)
-// 78-79 -> 81.
+// columns) take at most 8 a period: Zen 4, ab_builds, 4 buffers, 30
+// rounds, % of the roofline, [N x 512 x W] at 25 MiB (periods of 9-14
+// rows, most leaving 8 over -> 8 rows, none over): bf16 W=528-896 72-85
+// -> 83-88, f16 76-85 -> 84-92; [57 x 384 x 600] (12 rows -> 8, none
+// left over either way) bf16 76 -> 80, f16 75 -> 79. Preferring none
+// left over to the 1/64 allowed took 2 rows a period over 16718 rows
+// (NCHW 2x8359x28x28 reducing N and C), and over 500 rows 4 against 8
+// gained 2 points only.
 int64_t rows_a_period(int64_t rows, int64_t row_bytes, bool wide_rows) {
     int64_t best = 2;
-    const int64_t share = wide_rows ? rows + 1 : 64;  // left over: up to rows / share
     const int64_t most = wide_rows ? 8 : max_period_bytes;
     auto score = [&](int64_t k) {
         const int64_t left = rows % k;
-        return std::make_tuple((k * row_bytes) % 64 == 0, left * share <= rows ? 0 : -left, k);
+        return std::make_tuple((k * row_bytes) % 64 == 0, left * 64 <= rows ? 0 : -left, k);
     };
     for (int64_t k = 3; k * row_bytes <= max_period_bytes && k <= most; ++k)
         if (score(k) > score(best)) best = k;

@@ -352,13 +352,16 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {64, 14, 512}, 2)).chunk_code);
     // 16-bit rows of 512 columns to 2 KiB (AVX-512): the tiles over
     // periods of whole rows, at most 8 of them: whole lines first, then
-    // no rows left over, then the most rows (8 of 784, though 10 divide
-    // 100000 rows too; 8 of 512 rows of 600 columns, where 12 left 8;
-    // 4 rows of 600 columns of 127 rows: 3 left).
+    // at most 1/64 of the rows left over, then the most rows (8 of 784,
+    // though 10 divide 100000 rows too; 8 of 512 rows of 600 columns,
+    // where 12 left 8; 8 of 16718 rows of 784, 6 left; 4 rows of 600
+    // columns of 127 rows: 3 left).
     const plan wide = plan_on_two(make_problem(data_type::bf16, {100000, 784}, 1));
     EXPECT_EQ(wide.period, z ? 8 * 784 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {16, 512, 600}, 2)).period,
             z ? 8 * 600 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {16718, 784}, 1)).period,
+            z ? 8 * 784 : 0);
     EXPECT_EQ(
             plan_on_two(make_problem(data_type::bf16, {16, 128, 784}, 2)).period, z ? 8 * 784 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {16, 127, 600}, 2)).period, z ? 4 * 600 : 0);
