@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -129,23 +130,24 @@ void plan_fixed_tiles(plan &P, isa_t isa, const kernel_config &tile) {
 // reducing the middle: periods of 32 rows 49-51, 64 rows 79-84, 320 rows
 // 96-97; 3 alternate rounds of NCHW 5x5 to 14x14 maps reducing N and C,
 // 25 MiB: bf16 79-92 -> 88-98, f16 83-93 -> 90-101, f32 tied).
-// Rows of over 1 KiB (wide_rows: plan_period's rows of 513-1023 16-bit
-// columns) take at most 8 a period: Zen 4, ab_builds, 4 buffers, 30
-// rounds, % of the roofline, [N x 512 x W] at 25 MiB (periods of 9-14
+// Rows of over 1 KiB (plan_period's rows of 513-1023 16-bit columns)
+// take at most wide_period_rows a period (max_rows): Zen 4, ab_builds,
+// 4 buffers, 30 rounds, % of the roofline, [N x 512 x W] at 25 MiB (periods of 9-14
 // rows, most leaving 8 over -> 8 rows, none over): bf16 W=528-896 72-85
 // -> 83-88, f16 76-85 -> 84-92; [57 x 384 x 600] (12 rows -> 8, none
 // left over either way) bf16 76 -> 80, f16 75 -> 79. Preferring none
 // left over to the 1/64 allowed took 2 rows a period over 16718 rows
 // (NCHW 2x8359x28x28 reducing N and C), and over 500 rows 4 against 8
 // gained 2 points only.
-int64_t rows_a_period(int64_t rows, int64_t row_bytes, bool wide_rows) {
+constexpr int64_t wide_period_rows = 8;
+int64_t rows_a_period(int64_t rows, int64_t row_bytes,
+        int64_t max_rows = std::numeric_limits<int64_t>::max()) {
     int64_t best = 2;
-    const int64_t most = wide_rows ? 8 : max_period_bytes;
     auto score = [&](int64_t k) {
         const int64_t left = rows % k;
         return std::make_tuple((k * row_bytes) % 64 == 0, left * 64 <= rows ? 0 : -left, k);
     };
-    for (int64_t k = 3; k * row_bytes <= max_period_bytes && k <= most; ++k)
+    for (int64_t k = 3; k * row_bytes <= max_period_bytes && k <= max_rows; ++k)
         if (score(k) > score(best)) best = k;
     return best;
 }
@@ -192,7 +194,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // -> 540-589 us); at 1568 columns, and for f32, no gain.
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || c * P.esz >= 2048)
             return;
-        const int64_t k = rows_a_period(P.rows.n, c * P.esz, true);
+        const int64_t k = rows_a_period(P.rows.n, c * P.esz, wide_period_rows);
         if (P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
@@ -219,7 +221,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // reducing C and W of 7x7 maps f32 70-77 -> 94-98, bf16 56-59 ->
         // 78-84, of 14x14 maps f32 67-80 -> 95-101; N x 17 f32 60-61 ->
         // 99-103, f16 N x 33 57-60 -> 78-80, f32 N x 49 55-65 -> 61-76.
-        const int64_t k = rows_a_period(P.rows.n, c * P.esz, false);
+        const int64_t k = rows_a_period(P.rows.n, c * P.esz);
         if (k * c * P.esz % 64 == 0 && P.rows.n >= 4 * k) {
             P.period = k * c;
             P.period_code = tile ? tile : period_tile(P, isa, k);
