@@ -175,7 +175,9 @@ private:
     // (block_fast), 16-bit in the word blocks. A block whose rows are
     // dense and start on a line reads its 16 rows' lines whole, each into
     // the accumulators of the rows it holds, under masks where a row ends
-    // inside it (gen_inner_block_lines.cpp). Else `plain`.
+    // inside it (gen_inner_block_lines.cpp); `more` (a later row of the
+    // outputs): off a line too, by lines shifted out of the aligned ones.
+    // Else `plain`.
     bool block_lines_fit() const;
     void block_lines(const std::function<Xbyak::Xmm(int)> &acc_of,
             const std::function<void()> &plain, bool more = false);

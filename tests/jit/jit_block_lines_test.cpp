@@ -122,6 +122,32 @@ TEST_P(JitBlockLines, RowsThatSplitLines) {
     }
 }
 
+// Later rows whose stride is off the lines' grid by any whole number of
+// elements (their blocks shifted out of the aligned lines around them),
+// or by a part of one (16-bit, an odd byte: by vectors): fresh and
+// accumulating, a NaN where a later row's block starts or ends, an
+// output of negatives only.
+TEST_P(JitBlockLines, LaterRowsOffTheGrid) {
+    if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
+    uint32_t seed = 6400;
+    const bool f32 = dt() == data_type::f32;
+    const int64_t es = int64_t(esize(dt()));
+    const std::vector<int> skews = f32 ? std::vector<int> {4, 36, 60}
+                                       : std::vector<int> {2, 34, 62, 1};
+    for (int n : f32 ? std::vector<int> {17, 25, 100, 127} : std::vector<int> {34, 62}) {
+        const int64_t nout = big(n), row = (nout * n * es + 63) / 64 * 64;
+        for (int skew : skews) run({n, nout, 0, 0, false, -1, 3, skew}, ++seed);
+        run({n, nout, 4, 0, true, -1, 2, skews[1]}, ++seed);
+        const int skew = skews[0];
+        const int64_t stride = (row + skew) / es;  // elements
+        for (int64_t at : {stride + 16 * n, 2 * stride + 17 * n - 1})
+            run({n, nout, 0, 0, false, at, 3, skew}, ++seed);
+        lines_case c {n, nout, 0, 0, false, -1, 3, skew};
+        c.negative_out = 20;
+        run(c, ++seed);
+    }
+}
+
 // A NaN where a row starts, ends, in a line two rows share, or in the
 // outputs past the last whole block: its output gets it.
 TEST_P(JitBlockLines, NaNInAnyRow) {
