@@ -374,10 +374,32 @@ void inner_blocks_generator::blocks() {
         L(l_redo);
         clear_fp_flags();
     } else {
+        // From memory: each row's block checked as it is read (ZF clear:
+        // a NaN, and the block goes exact). f32 outputs of several rows
+        // take them a row's block after another, as from the caches: Zen
+        // 4, f32 3x37448x100 reducing the 3 and the 100 (45 MB) read 30%
+        // of the roofline by the exact rows; 16-bit pairs keep them.
+        Label l_fold;
         cmp(ARG(rows), 1);
-        jne(l_exact, T_NEAR);
-        block_fast(addr, acc_of, nfull, tail);
-        jnz(l_exact, T_NEAR);
+        if (raw16()) {
+            jne(l_exact, T_NEAR);
+            block_fast(addr, acc_of, nfull, tail);
+            jnz(l_exact, T_NEAR);
+        } else {
+            Label l_one;
+            je(l_one, T_NEAR);
+            block_fast(addr, acc_of, nfull, tail);
+            jnz(l_exact, T_NEAR);
+            later_rows([&] {
+                block_fast(addr, acc_of, nfull, tail, true);
+                jnz(l_exact, T_NEAR);
+            });
+            jmp(l_fold, T_NEAR);
+            L(l_one);
+            block_fast(addr, acc_of, nfull, tail);
+            jnz(l_exact, T_NEAR);
+        }
+        L(l_fold);
         fold(false);
         jmp(l_folded, T_NEAR);
     }

@@ -38,6 +38,10 @@ protected:
     int64_t negative_out = -1;
     // dst this many bytes past a 64-byte boundary (-1: as allocated).
     int dst_offset = -1;
+    // Rows an output (an outer reduced dim), each the outputs' whole
+    // block, the next 4 bytes past the line after it; nan_src's NaNs in
+    // row nan_row.
+    int rows = 1, nan_row = 0;
 
     // outs outputs of n contiguous elements; dst joined when accumulate.
     // nan_src / nan_dst: output indices that get a negative NaN.
@@ -63,27 +67,38 @@ protected:
         cfg.stream_dst = kind == code_kind::tiny_streamed;
         const auto code = get_code(cfg);
         const size_t es = esize(dt());
-        guarded src(outs * n * es), dst_buf(outs * es + 128);
+        const int64_t block = outs * n * int64_t(es);
+        const int64_t row_stride = rows > 1 ? (block + 63) / 64 * 64 + 4 : 0;
+        guarded src(size_t(row_stride * (rows - 1) + block)), dst_buf(outs * es + 128);
         uint8_t *const dst =
                 dst_offset < 0 ? dst_buf.data() : past_line(dst_buf.data(), dst_offset);
         std::mt19937 rng(seed);
-        for (int64_t i = 0; i < outs * n; ++i) {
-            uint32_t b = random_bits(dt(), rng, false);
-            if (tiny_values)
-                b = (b & (dt() == data_type::f32 ? 0x80000000u : 0x8000u)) | (b % 0x7f + 1);
-            const int64_t o = i / n;
-            if (o >= masked_from && o < masked_to) b = i % 2 ? inf_bits(dt(), o % 2 == 0) : b | 1;
-            if (o == negative_out) b |= dt() == data_type::f32 ? 0x80000000u : 0x8000u;
-            put(src.data(), i, dt(), b);
-        }
+        for (int r = 0; r < rows; ++r)
+            for (int64_t i = 0; i < outs * n; ++i) {
+                uint32_t b = random_bits(dt(), rng, false);
+                if (tiny_values)
+                    b = (b & (dt() == data_type::f32 ? 0x80000000u : 0x8000u)) | (b % 0x7f + 1);
+                const int64_t o = i / n;
+                if (o >= masked_from && o < masked_to)
+                    b = i % 2 ? inf_bits(dt(), o % 2 == 0) : b | 1;
+                if (o == negative_out) b |= dt() == data_type::f32 ? 0x80000000u : 0x8000u;
+                put(src.data() + r * row_stride, i, dt(), b);
+            }
         for (int64_t o = 0; o < outs; ++o) put(dst, o, dt(), random_bits(dt(), rng, false));
-        for (int64_t o : nan_src) put(src.data(), o * n + (o * 7) % n, dt(), negative_nan(dt()));
+        for (int64_t o : nan_src)
+            put(src.data() + nan_row * row_stride, o * n + (o * 7) % n, dt(), negative_nan(dt()));
         for (int64_t o : nan_dst) put(dst, o, dt(), negative_nan(dt()));
         std::vector<uint32_t> want(outs);
+        std::vector<uint8_t> so_far(dst, dst + outs * es);
         for (int64_t o = 0; o < outs; ++o)
-            want[o] = expected(src.data() + o * n * es, n, 1, dst + o * es, accumulate, dt());
-        const inner_call a {src.data(), dst, outs, int64_t(n * es), int64_t(es), 1, 0, n,
-                accumulate};
+            for (int r = 0; r < rows; ++r) {
+                uint8_t *w = so_far.data() + o * es;
+                want[o] = expected(src.data() + r * row_stride + o * n * es, n, 1, w,
+                        accumulate || r > 0, dt());
+                put(w, 0, dt(), want[o]);
+            }
+        const inner_call a {src.data(), dst, outs, int64_t(n * es), int64_t(es), rows,
+                row_stride, n, accumulate};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });
         for (int64_t o = 0; o < outs; ++o) expect_same(get(dst, o, dt()), want[o], dt(), o);
         EXPECT_TRUE(src.guards_ok());
@@ -109,6 +124,36 @@ TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
             }
         }
     }
+}
+
+// Outputs of several rows (an outer reduced dim), from the caches and
+// from memory (each row's block checked as it is read): negative NaNs in
+// the first and in a later row, in a later block and the remainder, an
+// output of negatives only.
+TEST_P(JitBlocks, SeveralRowsAnOutput) {
+    uint32_t seed = 50;
+    for (int64_t n : {9, 17, 25, 56, 100, 199}) {
+        if (!inner_blocks_take(dt(), n)) continue;
+        for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory}) {
+            for (int r : {2, 3}) {
+                rows = r;
+                for (bool acc : {false, true}) {
+                    run(n, 37, acc, {}, {}, seed++, kind);
+                    for (int at : {0, r - 1}) {
+                        nan_row = at;
+                        run(n, 37, acc, {3}, {}, seed++, kind);
+                        run(n, 37, acc, {20, 36}, {}, seed++, kind);
+                    }
+                    nan_row = 0;
+                    if (acc) run(n, 37, acc, {}, {5, 17}, seed++, kind);
+                    negative_out = 18;
+                    run(n, 37, acc, {}, {}, seed++, kind);
+                    negative_out = -1;
+                }
+            }
+        }
+    }
+    rows = 1;
 }
 
 // Long rows in the prefetching row loop: the prefetches past a row's end
