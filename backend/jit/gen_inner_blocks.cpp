@@ -380,24 +380,19 @@ void inner_blocks_generator::blocks() {
         // 4, f32 3x37448x100 reducing the 3 and the 100 (45 MB) read 30%
         // of the roofline by the exact rows; 16-bit pairs keep them.
         Label l_fold;
-        cmp(ARG(rows), 1);
         if (raw16()) {
+            cmp(ARG(rows), 1);
             jne(l_exact, T_NEAR);
-            block_fast(addr, acc_of, nfull, tail);
-            jnz(l_exact, T_NEAR);
-        } else {
-            Label l_one;
-            je(l_one, T_NEAR);
-            block_fast(addr, acc_of, nfull, tail);
-            jnz(l_exact, T_NEAR);
+        }
+        block_fast(addr, acc_of, nfull, tail);
+        jnz(l_exact, T_NEAR);
+        if (!raw16()) {
+            cmp(ARG(rows), 1);
+            je(l_fold, T_NEAR);
             later_rows([&] {
                 block_fast(addr, acc_of, nfull, tail, true);
                 jnz(l_exact, T_NEAR);
             });
-            jmp(l_fold, T_NEAR);
-            L(l_one);
-            block_fast(addr, acc_of, nfull, tail);
-            jnz(l_exact, T_NEAR);
         }
         L(l_fold);
         fold(false);
