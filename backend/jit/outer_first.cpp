@@ -27,6 +27,11 @@ constexpr int64_t buffer_bytes = 64 * 1024;
 // their first stage's own plan (two-level partials, tile scratch) then
 // runs below the buffer, within the stack budget of decisions.md.
 constexpr int64_t whole_block_bytes = 16 * 1024;
+// A one-stage vertical plan calls its kernel once an index of its extra
+// reduced dims (2-3 for the batched fixed blocks), each call joining dst:
+// under this much src an index, the calls cost more than the two stages'
+// reads (one_stage_reads_well).
+constexpr int64_t min_index_bytes = 64 * 1024;
 
 // Blocks of up to whole_block_bytes run each stage whole, on the pool,
 // through a stack buffer. Larger blocks go in pieces of whole indices of
@@ -159,6 +164,19 @@ private:
 // them.
 bool one_stage_reads_well(const plan &P) {
     if (P.kind == plan_kind::inner) return P.slab_code != nullptr && P.n_out >= 128;
+    // Many small calls: Zen 4, ab_builds 8-10 rounds, % of the roofline,
+    // one stage -> two, src bytes an index in brackets: channels-last
+    // reducing N and W, bf16 4000x64x7x7 (6 KB) 26 -> 77, 10485x50x5x5
+    // (2.5 KB) 23 -> 62, 1044x64x14x14 (25 KB) 75 -> 86, f32 5242x50x5x5
+    // (5 KB) 36 -> 71, 2000x64x7x7 (12.5 KB) 79 -> 98, 522x64x14x14 (50
+    // KB) 78 -> 79, but 261x32x28x28 (100 KB) 103 -> 96 and 32x64x56x56
+    // (800 KB) 99 -> 79; NCHW reducing N and H, f32 2000x64x7x7 44 -> 95,
+    // 522x64x14x14 83 -> 99.
+    if (P.kind == plan_kind::vertical && P.nextra > 0) {
+        int64_t indices = 1;
+        for (int k = 0; k < P.nextra; ++k) indices *= P.extra[k].n;
+        if (P.src_bytes < indices * min_index_bytes) return false;
+    }
     if (P.kind == plan_kind::vertical && P.code->status_fn && P.isa == isa_t::avx512_core) {
         const int64_t row_bytes = P.jd.n * P.esz;
         if ((row_bytes > 16 && row_bytes <= 32)

@@ -161,6 +161,34 @@ TEST(JitOuterFirst, Eligibility) {
     EXPECT_FALSE(split({64, 512, 14, 14}, 0b1001, {512 * 14 * 16, 14 * 16, 16, 1}));
 }
 
+// A one-stage vertical plan whose extra reduced dims leave under 64 KiB
+// of src an index (a call, or 2-3 for the batched fixed blocks, each
+// joining dst) reads worse than the two stages: channels-last reducing N
+// and W with a large batch, NCHW reducing N and H of 7x7 maps. 100 KiB
+// an index keeps the one stage where it read well (AVX-512).
+TEST(JitPlan, OuterFirstOverManySmallCalls) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    outer_first_split s;
+    // [N, H, W, C] in memory order, reducing N and W.
+    for (data_type dt : {data_type::bf16, data_type::f32}) {
+        const reduce_problem cl = make_problem(dt, {10485, 5, 5, 50}, 0b0101);
+        ASSERT_TRUE(split_outer_first(cl, &s));
+        const plan P = plan_on_two(cl);
+        ASSERT_EQ(P.kind, plan_kind::vertical);
+        EXPECT_GT(P.nextra, 0);
+        EXPECT_FALSE(one_stage_reads_well(P));
+        EXPECT_TRUE(outer_first_preferred(P, s));
+    }
+    const reduce_problem nchw = make_problem(data_type::f32, {2000, 64, 7, 7}, 0b0101);
+    ASSERT_TRUE(split_outer_first(nchw, &s));
+    EXPECT_TRUE(outer_first_preferred(plan_on_two(nchw), s));
+    const reduce_problem wide = make_problem(data_type::f32, {261, 28, 28, 32}, 0b0101);
+    ASSERT_TRUE(split_outer_first(wide, &s));
+    if (max_isa() == isa_t::avx512_core) {
+        EXPECT_TRUE(one_stage_reads_well(plan_on_two(wide)));
+    }
+}
+
 // keep_dst_cached, which the pieces' outer plan goes through (its stack
 // buffer is read by the block's stage at once): an 8-row plan past half
 // the L3 streams dst (a tile of under 16 rows); after it no kernel of
