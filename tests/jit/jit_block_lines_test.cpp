@@ -66,14 +66,9 @@ protected:
         for (int64_t o = 0; o < c.n_out; ++o)
             put(dst.data(), o, dt(), random_bits(dt(), rng, false));
         std::vector<uint32_t> want(size_t(c.n_out));
-        std::vector<uint8_t> so_far(dst.data(), dst.data() + c.n_out * es);
         for (int64_t o = 0; o < c.n_out; ++o)
-            for (int r = 0; r < c.rows; ++r) {
-                uint8_t *w = so_far.data() + o * es;
-                want[size_t(o)] = expected(src + r * row_stride + o * os * es, c.n, 1, w,
-                        c.accumulate || r > 0, dt());
-                put(w, 0, dt(), want[size_t(o)]);
-            }
+            want[size_t(o)] = expected_rows(src + o * os * es, c.n, c.rows, row_stride,
+                    dst.data() + o * es, c.accumulate, dt());
         const inner_call a{src, dst.data(), c.n_out, int64_t(os * es), int64_t(es), c.rows,
                 row_stride, c.n, c.accumulate};
         P.code->fn(&a);

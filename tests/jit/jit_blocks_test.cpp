@@ -89,14 +89,9 @@ protected:
             put(src.data() + nan_row * row_stride, o * n + (o * 7) % n, dt(), negative_nan(dt()));
         for (int64_t o : nan_dst) put(dst, o, dt(), negative_nan(dt()));
         std::vector<uint32_t> want(outs);
-        std::vector<uint8_t> so_far(dst, dst + outs * es);
         for (int64_t o = 0; o < outs; ++o)
-            for (int r = 0; r < rows; ++r) {
-                uint8_t *w = so_far.data() + o * es;
-                want[o] = expected(src.data() + r * row_stride + o * n * es, n, 1, w,
-                        accumulate || r > 0, dt());
-                put(w, 0, dt(), want[o]);
-            }
+            want[o] = expected_rows(src.data() + o * n * es, n, rows, row_stride, dst + o * es,
+                    accumulate, dt());
         const inner_call a {src.data(), dst, outs, int64_t(n * es), int64_t(es), rows,
                 row_stride, n, accumulate};
         call_with_mxcsr(caller_mxcsr, [&] { code->fn(&a); });

@@ -49,6 +49,20 @@ inline uint32_t expected(const uint8_t *src, int64_t n, int64_t step, const uint
     return nan ? qnan_bits(dt) : best;
 }
 
+// The same over `rows` rows of n elements, row_stride bytes apart (an
+// outer reduced dim), the first joining dst where accumulate.
+inline uint32_t expected_rows(const uint8_t *src, int64_t n, int rows, int64_t row_stride,
+        const uint8_t *dst, bool accumulate, data_type dt) {
+    uint8_t so_far[4];
+    std::memcpy(so_far, dst, esize(dt));
+    uint32_t want = 0;
+    for (int r = 0; r < rows; ++r) {
+        want = expected(src + r * row_stride, n, 1, so_far, accumulate || r > 0, dt);
+        put(so_far, 0, dt, want);
+    }
+    return want;
+}
+
 // got == want, NaN == NaN, +0 == -0.
 inline void expect_same(uint32_t got, uint32_t want, data_type dt, int64_t at) {
     const bool same = got == want || (is_nan(got, dt) && is_nan(want, dt))
