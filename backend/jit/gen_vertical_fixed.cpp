@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "backend/jit/gen_vertical_reg.hpp"
+#include "backend/jit/generators.hpp"
 
 namespace crest::impl::jit {
 
@@ -51,12 +52,17 @@ bool fixed_blocks_accumulate(const kernel_config &cfg) {
             || (cfg.block_row_stride == 0 && cfg.src_dt == data_type::f32);
 }
 
+int64_t fixed_batch_most(const kernel_config &cfg) {
+    return fixed_keyed_fits(cfg) || (cfg.block_batch && fixed_runs_fits(cfg))
+            ? fixed_copy_max_batch : 4;
+}
+
 bool vertical_reg_generator::fixed_accumulates() const {
     return fixed_blocks_accumulate(cfg_);
 }
 
 void vertical_reg_generator::fixed_when_accumulating(const std::function<void()> &body) {
-    if (!fixed_accumulates()) return;
+    if (!fixed_accumulates() || fresh_slices_) return;
     Label l_fresh;
     cmp(ARG(accumulate), 0);
     je(l_fresh, T_NEAR);
@@ -151,17 +157,28 @@ void vertical_reg_generator::fixed_entry(const Label &general) {
     }
     if (fixed_runs_fit()) fixed_runs();
     if (fixed_keyed_fit()) fixed_keyed();
-    if (fixed_streams()) {
-        // A stage holds no dst to accumulate into: such calls store as
-        // they go.
-        Label l_unstaged;
+    if (fixed_streams() || fixed_joins_staged()) {
+        // A streamed stage holds no dst to accumulate into: such calls
+        // join theirs, or store as they go.
+        Label l_unstaged, l_join;
         if (fixed_accumulates()) {
             cmp(ARG(accumulate), 0);
-            jne(l_unstaged, T_NEAR);
+            jne(l_join, T_NEAR);
         }
-        fixed_staged(slices);
-        test(reg_outer, reg_outer);
-        jz(l_slices_done, T_NEAR);
+        if (fixed_streams()) {
+            fixed_staged(slices, false);
+            test(reg_outer, reg_outer);
+            jz(l_slices_done, T_NEAR);
+        }
+        jmp(l_unstaged, T_NEAR);
+        L(l_join);
+        if (fixed_joins_staged()) {
+            fresh_slices_ = true;
+            fixed_staged(slices, true);
+            fresh_slices_ = false;
+            test(reg_outer, reg_outer);
+            jz(l_slices_done, T_NEAR);
+        }
         L(l_unstaged);
     }
     slices();

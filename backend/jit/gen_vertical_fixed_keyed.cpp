@@ -19,6 +19,7 @@
 #include <numeric>
 
 #include "backend/jit/gen_vertical_reg.hpp"
+#include "backend/jit/generators.hpp"
 
 namespace crest::impl::jit {
 
@@ -28,8 +29,6 @@ using namespace Xbyak;
 
 namespace {
 
-// The most batch indices a call takes (batch_take, plan.hpp).
-constexpr int keyed_max_batch = 3;
 // The keyed copy of a group stays in L1 with room for the stage.
 constexpr int keyed_max_bytes = 16 * 1024;
 // 16-bit rows of up to 12 bytes (4x4 to 6x6 maps): over 14-byte rows
@@ -53,14 +52,18 @@ struct keyed_shape {
 
 } // namespace
 
+bool fixed_keyed_fits(const kernel_config &cfg) {
+    const int R = cfg.block_rows, J = cfg.block_cols, esz = static_cast<int>(dt_size(cfg.src_dt));
+    const keyed_shape sh(R, J, esz);
+    const int row = J * esz;
+    const bool rows_fit = esz == 2 ? row >= 8 && row <= keyed_max_row16
+                                   : row >= keyed_min_row_f32 && row <= keyed_max_row_f32;
+    return cfg.isa == isa_t::avx512_core && cfg.block_batch && cfg.src_dt == cfg.dst_dt
+            && R >= 2 && rows_fit && sh.src_bytes <= keyed_max_bytes;
+}
+
 bool vertical_reg_generator::fixed_keyed_fit() const {
-    const int R = cfg_.block_rows, J = cfg_.block_cols;
-    const keyed_shape sh(R, J, ssz());
-    const int row = J * ssz();
-    const bool rows_fit = raw16() ? row >= 8 && row <= keyed_max_row16
-                                  : row >= keyed_min_row_f32 && row <= keyed_max_row_f32;
-    return is512() && batched() && cfg_.src_dt == cfg_.dst_dt && R >= 2 && rows_fit
-            && sh.src_bytes <= keyed_max_bytes;
+    return fixed_keyed_fits(cfg_);
 }
 
 void vertical_reg_generator::fixed_keyed() {
@@ -73,7 +76,7 @@ void vertical_reg_generator::fixed_keyed() {
     const int stage_at = 2 * (sh.src_bytes + 64), frame = stage_at + sh.dst_bytes + 64;
     Label l_skip;
 
-    // The calls it takes: fresh, 2 to keyed_max_batch indices (one
+    // The calls it takes: fresh, 2 to fixed_copy_max_batch indices (one
     // index read faster in the other forms), dense slices and dst, more
     // slices than a group (a slice at least is left to the blocks that
     // follow).
@@ -81,7 +84,7 @@ void vertical_reg_generator::fixed_keyed() {
     jne(l_skip, T_NEAR);
     cmp(ARG(batch), 2);
     jl(l_skip, T_NEAR);
-    cmp(ARG(batch), keyed_max_batch);
+    cmp(ARG(batch), fixed_copy_max_batch);
     jg(l_skip, T_NEAR);
     cmp(ARG(row_stride), sh.J * sh.esz);
     jne(l_skip, T_NEAR);
@@ -199,11 +202,11 @@ void vertical_reg_generator::fixed_keyed() {
             Label l_plain;
             test(reg_dst, 63);
             jnz(l_plain, T_NEAR);
-            stage_to_dst(ptr[rsp + stage_at], ptr[reg_dst], sh.dst_bytes, true);
+            stage_to_dst(ptr[rsp + stage_at], ptr[reg_dst], sh.dst_bytes, stage_store::nt);
             jmp(l_copied, T_NEAR);
             L(l_plain);
         }
-        stage_to_dst(ptr[rsp + stage_at], ptr[reg_dst], sh.dst_bytes, false);
+        stage_to_dst(ptr[rsp + stage_at], ptr[reg_dst], sh.dst_bytes, stage_store::plain);
         L(l_copied);
         add(reg_dst, sh.dst_bytes);
     };
@@ -229,7 +232,7 @@ void vertical_reg_generator::fixed_keyed() {
         xchg(reg_read, reg_write);
     };
     Label l_runs_done;
-    for (int batch = 2; batch <= keyed_max_batch; ++batch) {
+    for (int batch = 2; batch <= fixed_copy_max_batch; ++batch) {
         Label l_next;
         cmp(ARG(batch), batch);
         jne(l_next, T_NEAR);

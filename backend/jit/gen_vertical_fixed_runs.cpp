@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend/jit/gen_vertical_reg.hpp"
+#include "backend/jit/generators.hpp"
 
 namespace crest::impl::jit {
 
@@ -46,7 +47,7 @@ struct stream_shape {
 
 } // namespace
 
-bool vertical_reg_generator::fixed_runs_fit() const {
+bool fixed_runs_fits(const kernel_config &cfg) {
     // 16-bit rows of under 8 bytes (the two slices a ymm take 8-16), up
     // to 5 of them: an output vector's sources (R + 2 vectors at most)
     // stay in the ring of 8, the shifts in 4 registers. A period holds
@@ -56,14 +57,18 @@ bool vertical_reg_generator::fixed_runs_fit() const {
     // -> 62-63; where the other forms take them the stream lost: f32 3x3
     // (two slices a ymm) 78-89 -> 67-81, f16 5x5 62-72 -> 45-48, f32 5x5
     // 98-105 -> 90-101.
-    const int R = cfg_.block_rows, J = cfg_.block_cols, S = R * J, lanes = 64 / ssz();
-    return is512() && raw16() && J * ssz() < 8 && R >= 2 && R <= 5 && S * ssz() <= 64
-            && J % std::gcd(S, lanes) == 0 && S % lanes != 0 && cfg_.src_dt == cfg_.dst_dt;
+    const int R = cfg.block_rows, J = cfg.block_cols, S = R * J;
+    const int esz = static_cast<int>(dt_size(cfg.src_dt)), lanes = 64 / esz;
+    return cfg.isa == isa_t::avx512_core && esz == 2 && J * esz < 8 && R >= 2 && R <= 5
+            && S * esz <= 64 && J % std::gcd(S, lanes) == 0 && S % lanes != 0
+            && cfg.src_dt == cfg.dst_dt;
+}
+
+bool vertical_reg_generator::fixed_runs_fit() const {
+    return fixed_runs_fits(cfg_);
 }
 
 void vertical_reg_generator::fixed_runs() {
-    // The most batch indices a call takes (batch_take, plan.hpp).
-    constexpr int max_batch = 3;
     const int esz = ssz();
     const stream_shape sh(cfg_.block_rows, cfg_.block_cols, 64 / esz);
     const int period_bytes = sh.in_vecs * 64, out_bytes = sh.out_vecs * 64;
@@ -119,7 +124,7 @@ void vertical_reg_generator::fixed_runs() {
     cmp(ARG(accumulate), 0);
     jne(l_skip, T_NEAR);
     if (batched()) {
-        cmp(ARG(batch), max_batch);
+        cmp(ARG(batch), fixed_copy_max_batch);
         jg(l_skip, T_NEAR);
     }
     cmp(ARG(row_stride), sh.J * esz);
@@ -214,7 +219,7 @@ void vertical_reg_generator::fixed_runs() {
         mov(r8, ARG(batch_stride));
         lea(r9, ptr[r8 + r8]);
     }
-    for (int batch = 1; batch <= (batched() ? max_batch : 1); ++batch) {
+    for (int batch = 1; batch <= (batched() ? fixed_copy_max_batch : 1); ++batch) {
         Label l_next, l_plain, l_nt;
         if (batched()) {
             mov(rax, ARG(batch));

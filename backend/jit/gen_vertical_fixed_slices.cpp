@@ -127,14 +127,16 @@ void vertical_reg_generator::fixed_packed() {
 }
 
 void vertical_reg_generator::stage_to_dst(
-        const Address &from, const Address &to, int bytes, bool nt) {
+        const Address &from, const Address &to, int bytes, stage_store how) {
     const int vbytes = vlen() * 4;
     for (int off = 0; off < bytes; off += vbytes) {
         const Xmm line = vmm(off / vbytes % 4);
+        const Address at = ptr[to.getRegExp() + off];
         load_raw(line, ptr[from.getRegExp() + off]);
-        if (nt) vmovntdq(ptr[to.getRegExp() + off], line);
-        else if (is512()) vmovdqu64(ptr[to.getRegExp() + off], line);
-        else vmovdqu(ptr[to.getRegExp() + off], line);
+        if (how == stage_store::join) vmaxps(line, line, at);  // dst's NaN last: kept
+        if (how == stage_store::nt) vmovntdq(at, line);
+        else if (is512()) vmovdqu64(at, line);
+        else vmovdqu(at, line);
     }
 }
 
@@ -146,14 +148,19 @@ bool vertical_reg_generator::fixed_streams() const {
     return cfg_.stream_dst && fixed_stage_bytes() <= 1024;
 }
 
-void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
+bool vertical_reg_generator::fixed_joins_staged() const {
+    return fixed_accumulates() && !raw16() && fixed_stage_bytes() <= 1024;
+}
+
+void vertical_reg_generator::fixed_staged(const std::function<void()> &slices, bool join) {
     // A dense dst, aligned: slices go g at a time into a stage on the
     // stack (L1), whole lines, then to dst by non-temporal stores. A
     // slice writes a few bytes of a line, which the masked stores made
     // the core read from memory first, for a dst a seventh of src's size
     // (NCHW reducing H of 7x7 maps): Zen 4, f32 64x2048x7x7 (25.7 MB),
     // ab_runs.sh, a build writing no dst at all read 76-82% of the
-    // roofline against 51-54%.
+    // roofline against 51-54%. A join's stage is maxed into dst's lines
+    // (in the caches: the calls before wrote them).
     const int b = cfg_.block_cols * dsz(), stage = fixed_stage_bytes(), g = stage / b;
     const Reg64 reg_stage = r12, reg_to = r13, reg_left = r14;
     Label l_none, l_chunk;
@@ -176,7 +183,7 @@ void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
         mov(reg_outer, g);
         mov(reg_dst, reg_stage);
         slices();
-        stage_to_dst(ptr[reg_stage], ptr[reg_to], stage, true);
+        stage_to_dst(ptr[reg_stage], ptr[reg_to], stage, join ? stage_store::join : stage_store::nt);
         add(reg_to, stage);
         sub(reg_left, g);
         cmp(reg_left, g);
@@ -188,7 +195,7 @@ void vertical_reg_generator::fixed_staged(const std::function<void()> &slices) {
     pop(reg_left);
     pop(reg_to);
     pop(reg_stage);
-    sfence();  // the streamed lines before any later store or the join
+    if (!join) sfence();  // the streamed lines before any later store or the join
     L(l_none);
 }
 

@@ -203,16 +203,27 @@ private:
     // reg_outer holds), the stage's whole lines then non-temporal to
     // dst; the slices left over go on as before.
     bool fixed_streams() const;
+    // f32 accumulating calls with such a dst take their slices a stage at
+    // a time too, fresh, the stage's lines then maxed into dst's
+    // (fixed_staged with join): slices joining dst one by one stored a
+    // few bytes of a line each and loaded the next slice's bytes of it.
+    bool fixed_joins_staged() const;
     // fixed_blocks_accumulate (generators.hpp) for this kernel.
     bool fixed_accumulates() const;
     // body's code, run only by accumulating calls (none without
-    // fixed_accumulates()).
+    // fixed_accumulates(), nor while fresh_slices_).
     void fixed_when_accumulating(const std::function<void()> &body);
     int fixed_stage_bytes() const;  // lcm(a slice's dst bytes, 64)
-    void fixed_staged(const std::function<void()> &slices);
-    // A stage's `bytes` (whole vectors) at `from` to `to`, non-temporal
-    // (`to` aligned to a vector) or not; vector registers 0-3.
-    void stage_to_dst(const Xbyak::Address &from, const Xbyak::Address &to, int bytes, bool nt);
+    void fixed_staged(const std::function<void()> &slices, bool join);
+    // A stage's `bytes` (whole vectors) at `from` to `to`: stored
+    // non-temporal (`to` aligned to a vector) or not, or maxed into `to`
+    // (join, f32: a NaN at `to` stays, one in the stage raises the
+    // invalid flag as the slices' own maxes do); vector registers 0-3.
+    enum class stage_store { plain, nt, join };
+    void stage_to_dst(const Xbyak::Address &from, const Xbyak::Address &to, int bytes,
+            stage_store how);
+    // Set while generating slices that never read dst (a join's stage).
+    bool fresh_slices_ = false;
     // The block's vectors: their width in bytes and count; whether vector
     // i is the last and short of a full vector (masked).
     int fixed_width() const;

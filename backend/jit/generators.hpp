@@ -85,6 +85,23 @@ bool fixed_lines_fit(int rows, int cols);
 // loop (gen_vertical_fixed.cpp).
 bool fixed_blocks_accumulate(const kernel_config &cfg);
 
+// Batched calls of the fixed blocks: the keyed copy
+// (gen_vertical_fixed_keyed.cpp) and the runs (gen_vertical_fixed_runs.cpp)
+// take fresh calls of up to fixed_copy_max_batch indices, where they fit
+// cfg; the other forms any count.
+constexpr int fixed_copy_max_batch = 3;
+bool fixed_keyed_fits(const kernel_config &cfg);
+bool fixed_runs_fits(const kernel_config &cfg);
+// The most indices a batched call of cfg's code takes (plan.hpp,
+// batch_take): fixed_copy_max_batch where the keyed copy or the runs
+// fit, else 4. A call joins dst once for all its indices and reads as
+// many streams at once: Zen 4, ab_builds, % of the roofline, f32 NCHW
+// reducing N and H (one stage), 2-3 a call -> 4 -> 8 -> 16: 64x2048x7x7
+// 73 -> 83-95 -> 83-91 -> 50, 32x1024x14x14 75-83 -> 96-98 -> 99-110
+// -> 84, 8x8192x12x12 75 -> 96 -> 95; bf16 64x1024x14x14 75 -> 82-88
+// -> 85-100 -> 58.
+int64_t fixed_batch_most(const kernel_config &cfg);
+
 // AVX-512 register columns past 16 vectors (kernel_config::unroll counts
 // f32 vectors: up to 50, 800 columns, past 32 of them in spill slots;
 // 16-bit up to 16 vectors of two statistics each), a slice's whole rows

@@ -33,6 +33,7 @@ std::shared_ptr<const generated_code> get_code(const kernel_config &cfg) {
     // void (*)() is the cast GCC takes between function types.
     if (cfg.block_batch || wide_columns(cfg))
         g->status_fn = reinterpret_cast<jit_status_fn>(reinterpret_cast<void (*)()>(g->fn));
+    if (cfg.block_batch) g->batch_most = fixed_batch_most(cfg);
     c.map.emplace(cfg, g);
     return g;
 }

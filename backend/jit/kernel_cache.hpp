@@ -14,6 +14,7 @@ struct generated_code {
     kernel_config cfg;
     jit_fn fn = nullptr;
     jit_status_fn status_fn = nullptr;  // kernel_config::block_batch: fn's own code
+    int64_t batch_most = 1;             // block_batch: fixed_batch_most (generators.hpp)
     code_buffer code;
 };
 

@@ -52,15 +52,19 @@ constexpr int64_t max_period_bytes = 16 * 1024;
 
 // How many of `left` indices of the innermost extra reduced dim the next
 // call of a kernel with kernel_config::block_batch takes (the later
-// calls accumulate): 2, or the last 3 together. More indices a call are
-// more streams a thread and read worse, and a call of one index that
-// accumulates costs most. Zen 5, bg_runs.sh, % of the roofline, NCHW
-// reducing N and H, as 2+2 / 3+1 / 4: bf16 4x16384x14x14 89 / 67-69 /
-// 31-41; bf16 8x8192x14x14 87-94 (2 a call) / 48-53 (4, 8 a call); two
-// slices a ymm (7x7 16-bit, 3x3 f32) 4x65536x7x7 f16 54-63 / - / 45-53,
-// bf16 55-61 / - / 46-51, in another state f16 2+2 69-72 against 4 30-31.
-// As 2+1 / 3: f16 3x87381x7x7 52 / 86; f16 3x21845x14x14 alike (74-80).
-inline int64_t batch_take(int64_t left) { return left == 3 ? 3 : std::min<int64_t>(2, left); }
+// calls accumulate): up to `most` (generated_code::batch_most, at least
+// 3) a call, and never one alone after the others: its call would
+// accumulate by itself, which costs most. Zen 5 (session 35) read 4 a
+// call worse than 2+2 (bf16 4x16384x14x14 89 -> 31-41, 8x8192x14x14
+// 87-94 -> 48-53); Zen 4 (session 42, after accumulating calls staged
+// their f32 dst) read the opposite, ab_builds, % of the roofline, 2+2
+// -> 4: bf16 4x16384x14x14 90 -> 95, 8x8192x14x14 80 -> 87, 4x65536x7x7
+// 56 -> 67, f16 4x65536x7x7 56 -> 63, f32 4x65536x14x14 96 -> 107;
+// larger batches in generators.hpp (fixed_batch_most).
+inline int64_t batch_take(int64_t left, int64_t most) {
+    if (left <= most) return left;
+    return left == most + 1 ? most - 1 : most;
+}
 
 struct loop_dim {
     int64_t n = 1;

@@ -136,7 +136,7 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
         ridx[k] = R.lo[k];
         off += ridx[k] * P.extra[k].ss;
     }
-    // The innermost extra dim's indices 2-3 a call (batch_take), where
+    // The innermost extra dim's indices several a call (batch_take), where
     // the fixed blocks take them (kernel_config::block_batch).
     const int bd = re - 1;
     const bool batched = P.kind == plan_kind::vertical && bd >= 0 && P.code->status_fn
@@ -148,7 +148,7 @@ void run_reduction(const plan &P, jit_fn fn, const char *s, char *d,
             const inner_call a {s + off, d, cnt, P.jd.ss, jds, rows, P.rows.ss, n, acc};
             fn(&a);
         } else if (batched) {
-            took = batch_take(R.hi[bd] - ridx[bd]);
+            took = batch_take(R.hi[bd] - ridx[bd], P.code->batch_most);
             vert_call a {s + off, d, cnt, rows, P.rows.ss, acc, n_outer, oss, ods, scratch, modes,
                     took, P.extra[bd].ss};
             if (P.code->status_fn(&a) != 0) {

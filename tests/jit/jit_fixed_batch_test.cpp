@@ -5,6 +5,7 @@
 // (a block it was not made for; f32 that met a NaN), and the caller
 // then makes one call an index, as run_range.cpp does; the tests do the same and check the
 // values, whatever path took the call.
+#include "backend/jit/generators.hpp"
 #include "backend/jit/kernel_cache.hpp"
 #include "backend/jit/outer_first.hpp"
 #include "backend/jit/plan.hpp"
@@ -134,7 +135,7 @@ protected:
 
 // Blocks of one vector or several (xmm, ymm, zmm, a masked last one or
 // none; f32 14 columns the lines on AVX-512), 1-5 indices (the plans
-// pass 2 or 3, batch_take; the code takes any count), fresh and
+// pass 2-4, batch_take; the code takes any count), fresh and
 // accumulating, a staged dst or not, indices on the lines' grid or off
 // it, src on a line or not, negative values.
 TEST_P(JitFixedBatch, EveryBlockAndCount) {
@@ -164,7 +165,7 @@ TEST_P(JitFixedBatch, NaNInAnyIndex) {
     for (auto [rows, cols] : {std::make_pair(14, 14), std::make_pair(7, 7),
                  std::make_pair(3, 20)}) {
         const int64_t n_outer = 21, per = n_outer * rows * cols;
-        for (int64_t batch : {2, 3})
+        for (int64_t batch : {2, 3, 4})
             for (int64_t nan_at : {int64_t(0), per - 1, per + 5 * rows * cols + cols - 1,
                          (batch - 1) * per + 17})
                 for (bool acc : {false, true})
@@ -240,22 +241,47 @@ TEST(JitPlan, FixedBlocksTakeTheBatch) {
     EXPECT_FALSE(one_stage_reads_well(plan_on_two(packed)));
 }
 
-// Calls take 2 indices, the last 3 together: no call of a lone index
-// that accumulates (but a batch of 1).
-TEST(JitPlan, BatchCallsTakeTwoOrTheLastThree) {
-    std::vector<int64_t> calls;
-    for (int64_t batch : {1, 2, 3, 4, 5, 8, 9}) {
-        calls.clear();
-        for (int64_t left = batch; left > 0;) {
-            calls.push_back(batch_take(left));
-            left -= calls.back();
-        }
-        for (size_t i = 0; i < calls.size(); ++i) {
-            const bool last = i + 1 == calls.size();
-            EXPECT_EQ(calls[i], last ? (batch % 2 ? std::min<int64_t>(batch, 3) : 2) : 2)
-                    << "batch " << batch << " call " << i;
+// Calls take up to `most` indices, as few calls as that allows, and no
+// call of a lone index that accumulates (but a batch of 1).
+TEST(JitPlan, BatchCallsTakeUpToTheMostNoneAlone) {
+    for (int64_t most : {3, 4}) {
+        for (int64_t batch = 1; batch <= 13; ++batch) {
+            std::vector<int64_t> calls;
+            for (int64_t left = batch; left > 0;) {
+                calls.push_back(batch_take(left, most));
+                ASSERT_GE(calls.back(), 1);
+                left -= calls.back();
+            }
+            SCOPED_TRACE("most " + std::to_string(most) + " batch " + std::to_string(batch));
+            EXPECT_EQ(int64_t(calls.size()), (batch + most - 1) / most);
+            for (int64_t took : calls) {
+                EXPECT_LE(took, most);
+                if (batch > 1) {
+                    EXPECT_GE(took, 2);
+                }
+            }
         }
     }
+    EXPECT_EQ(batch_take(4, 3), 2);
+    EXPECT_EQ(batch_take(5, 4), 3);
+    EXPECT_EQ(batch_take(64, 4), 4);
+}
+
+// The keyed copy and the runs take up to fixed_copy_max_batch indices
+// a call; the other forms 4 (generators.hpp, fixed_batch_most).
+TEST(JitPlan, BatchMostByForm) {
+    if (max_isa() == isa_t::none) GTEST_SKIP() << "no JIT ISA";
+    auto most = [](const reduce_problem &p) {
+        const plan P = plan_on_two(p);
+        return P.code && P.code->cfg.block_batch ? P.code->batch_most : int64_t(0);
+    };
+    EXPECT_EQ(most(make_problem(data_type::f32, {6, 64, 7, 7}, 0b0101)), 4);
+    EXPECT_EQ(most(make_problem(data_type::f32, {6, 64, 14, 14}, 0b0101)), 4);
+    if (max_isa() != isa_t::avx512_core) return;
+    EXPECT_EQ(most(make_problem(data_type::bf16, {6, 64, 14, 14}, 0b0101)), 4);
+    // f32 rows of 20 bytes: the keyed copy; bf16 rows of 6: the runs.
+    EXPECT_EQ(most(make_problem(data_type::f32, {6, 64, 5, 5}, 0b0101)), fixed_copy_max_batch);
+    EXPECT_EQ(most(make_problem(data_type::bf16, {6, 64, 3, 3}, 0b0101)), fixed_copy_max_batch);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitFixedBatch, every_isa_and_dtype(), isa_dt_name);
