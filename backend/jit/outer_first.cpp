@@ -155,11 +155,18 @@ private:
 // 16x2048x14x14 62-65 -> 99, 8x16384x7x7 60 -> 78-82, 64x2048x7x7 75 ->
 // 83, 8x8192x12x12 99 -> 98-101; bf16 8x8192x14x14 58-61 -> 87-94,
 // 32x1024x14x14 59-60 -> 79; f16 12x4096x14x14 75-76 -> 85-95. The two
-// stages won over rows of 40 bytes (split loads, no lines): f32
-// 8x8192x10x10 72 -> 56, 8x16384x5x10 54-68 -> 51; and over two slices
-// a ymm (rows of up to 16 bytes, then 4 indices a call): f16
-// 8x16384x7x7 62-70 -> 42-52, bf16 16x16384x7x7 65-69 -> 42-48, f32
-// 8x65536x3x3 64-67 -> 41-49. Capped to AVX2 they won at 7x7 (99 -> 76)
+// stages won over two slices a ymm (rows of up to 16 bytes, then 4
+// indices a call): f16 8x16384x7x7 62-70 -> 42-52, bf16 16x16384x7x7
+// 65-69 -> 42-48, f32 8x65536x3x3 64-67 -> 41-49; on Zen 4 (session 42,
+// 4 indices a call) still at 128 indices (bf16 and f16 128x2048x7x7
+// 82-83 -> 60), f32 3x3 at 64 (64x16384x3x3 88 -> 61). They won over
+// f32 rows of 40 bytes (split loads, no lines) while calls took 2
+// indices and joined dst slice by slice (Zen 5: 8x8192x10x10 72 -> 56);
+// since (Zen 4, session 42, ab_builds, two stages -> one) f32 rows of
+// 36-60 bytes read better in one: 8x8192x10x10 69 -> 93, 32x2048x10x10
+// 74 -> 88, 64x1083x11x11 75 -> 93, 8x4652x13x13 69 -> 104,
+// 64x582x13x13 85 -> 101, 64x466x15x15 85 -> 106, 8x9709x9x9 66 -> 83,
+// but 64x1213x9x9 79 -> 74. Capped to AVX2 they won at 7x7 (99 -> 76)
 // and 10x10 (102 -> 88) and lost at 14x14 (80 -> 105-120): AVX2 keeps
 // them.
 bool one_stage_reads_well(const plan &P) {
@@ -179,10 +186,7 @@ bool one_stage_reads_well(const plan &P) {
     }
     if (P.kind == plan_kind::vertical && P.code->status_fn && P.isa == isa_t::avx512_core) {
         const int64_t row_bytes = P.jd.n * P.esz;
-        if ((row_bytes > 16 && row_bytes <= 32)
-                || (P.dt == data_type::f32
-                        && fixed_lines_fit(static_cast<int>(P.rows.n), static_cast<int>(P.jd.n))))
-            return true;
+        if (row_bytes > 16 && (row_bytes <= 32 || P.dt == data_type::f32)) return true;
     }
     if (P.kind == plan_kind::vertical)
         return P.code->cfg.family == family_t::vert_reg && P.jd.n * P.esz >= 64;

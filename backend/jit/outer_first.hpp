@@ -33,8 +33,10 @@ struct outer_first_split {
 struct plan;
 
 // Where p also has a two-stage split, whether its one-stage plan P reads
-// as well: inner rows through the slab scratch (128 outputs or more), or
-// register columns at least 64 bytes wide.
+// as well: inner rows through the slab scratch (128 outputs or more),
+// register columns at least 64 bytes wide, or AVX-512 fixed blocks that
+// take the batch over rows of 17-32 bytes (f32: any past 16); never with
+// under 64 KiB of src an index of its extra reduced dims.
 bool one_stage_reads_well(const plan &P);
 
 // Whether the two stages s are taken over p's one-stage plan P: where P
