@@ -180,19 +180,23 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
-void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile) {
+void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile,
+        int64_t widest_row = 2048) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
     const bool narrow_is_reg = !tile;
     const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
     if (P.rows.ss != c * P.esz) return;
     if (!few) {
-        // Rows of 512 columns to 2 KiB, for a tile kernel: several whole
-        // rows a period (rows_a_period), so that its passes take wide
-        // rows. A 16-bit tile of under 32 vectors barely fills its
-        // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1: 812-887
-        // -> 540-589 us); at 1568 columns, and for f32, no gain.
-        if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || c * P.esz >= 2048)
+        // Rows of 512 columns to 2 KiB, and up to widest_row bytes off
+        // the lines' grid, for a tile kernel: several whole rows a period
+        // (rows_a_period), so that its passes take wide rows. A 16-bit
+        // tile of under 32 vectors barely fills its skewed blocks (Zen 4,
+        // 25 MiB, bf16 N x 128 x 784 axis 1: 812-887 -> 540-589 us); at
+        // 1568 columns, and for f32, no gain.
+        const int64_t row = c * P.esz;
+        if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || row >= widest_row
+                || (row >= 2048 && row % 64 == 0))
             return;
         const int64_t k = rows_a_period(P.rows.n, c * P.esz, wide_period_rows);
         if (P.rows.n < 4 * k) return;
@@ -357,8 +361,18 @@ void choose_kernels(plan &P, isa_t isa) {
     }
     P.code = get_code(cfg);
     if (P.kind == plan_kind::vertical) plan_fixed_tiles(P, isa, cfg);
+    // 16-bit rows of 2-8 KiB off the lines' grid read split loads in a
+    // tile, without fused loads; a period of 2-6 of them reads wide rows,
+    // whole lines where 2 rows make them (fused again). Zen 4, ab_builds,
+    // 10 rounds, 2 buffers, % of the roofline, [N x W] axis 0 at 25 MiB,
+    // none -> a period: bf16 W=2000 72 -> 91, 1250 66 -> 78, f16 2000 82
+    // -> 84, 1250 77 -> 79; rows on the grid alike (bf16 W=1600, 3200,
+    // 4000) or worse (NCHW 64x64x56x56 axis 1, 6272 B, bf16 88 -> 84, f16
+    // 89 -> 85; channels-last axis 2, 7168 B, bf16 82 -> 72): not taken;
+    // f32 W=1000-2000 2-6 points, not taken.
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
-        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr);
+        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr,
+                P.dt == data_type::f32 ? 2048 : 8192);
     // Rows of 256-511 columns one after another: a 16-bit tile of under
     // 512 columns has no skewed block (16 vectors), and its straight
     // passes keep three statistics and a running max per pass; register

@@ -369,6 +369,14 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
         ASSERT_TRUE(wide.period_code);
         EXPECT_EQ(wide.period_code->cfg.family, family_t::vert_tile);
     }
+    // Past 2 KiB only rows off the lines' grid: 4000-byte rows 4 a
+    // period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
+    // (no period of whole lines fits); rows on the grid (6272 bytes),
+    // rows from 8 KiB, and f32 rows from 2 KiB, none.
+    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f16, {10000, 4100}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period_code);
     EXPECT_FALSE(
