@@ -28,7 +28,7 @@ constexpr int64_t buffer_bytes = 64 * 1024;
 // runs below the buffer, within the stack budget of decisions.md.
 constexpr int64_t whole_block_bytes = 16 * 1024;
 // A one-stage vertical plan calls its kernel once an index of its extra
-// reduced dims (2-3 for the batched fixed blocks), each call joining dst:
+// reduced dims (up to 4 for the batched fixed blocks), each call joining dst:
 // under this much src an index, the calls cost more than the two stages'
 // reads (one_stage_reads_well).
 constexpr int64_t min_index_bytes = 64 * 1024;
@@ -148,7 +148,7 @@ private:
 // columns) 17 -> 81. Slabs of under 128 outputs (NCHW keeping H: 28 or
 // 56 of them) read worse than the two stages: f32 28x28 55-58 -> 83-94,
 // bf16 56x56 60-74 -> 78-88.
-// AVX-512 fixed blocks that take the batch (2-3 indices a call, batch_take)
+// AVX-512 fixed blocks that take the batch (several indices a call, batch_take)
 // read better than the two stages where a row is one ymm or the slices
 // go as lines: Zen 5, bg_runs.sh, % of the roofline, NCHW reducing N
 // and H, two stages -> one: f32 8x4096x14x14 65-67 -> 96-100,
