@@ -91,41 +91,39 @@ protected:
         EXPECT_TRUE(src.guards_ok());
         EXPECT_TRUE(dst_buf.guards_ok());
     }
-};
 
-// Slice counts: one short of a stage, a stage, a stage and one, three
-// and a few (a stage: lcm(a slice's dst bytes, 64) bytes).
-std::vector<int64_t> stage_counts(int cols, size_t es) {
-    const int64_t b_bytes = cols * int64_t(es);
-    const int64_t stage = b_bytes / std::gcd<int64_t>(b_bytes, 64) * 64 / b_bytes;
-    std::vector<int64_t> out;
-    for (int64_t n : {stage - 1, stage, stage + 1, 3 * stage + 5})
-        if (n >= 1) out.push_back(n);
-    return out;
-}
-
-// Every ISA. Slices of 7x7, 14x14 and 3x3 (stages of 4-32 slices), 5
-// rows of 13 (832-byte stages) and 9 of 17 columns (no stage: 1088
-// bytes); one slice short of a stage, a stage, a stage and one, three
-// and a few; dst off a line or padded (no stage); a NaN in a staged
-// slice (f32: the call redone by the general loop over what it
-// streamed) and in the slices after the stages. Blocks the ISA's plans
-// take no fixed blocks for (AVX2's 16-bit rows of under 4 columns) are
-// left out.
-TEST_P(JitFixedStream, StagesAndTheRest) {
-    const std::vector<std::pair<int, int>> blocks {
-            {7, 7}, {14, 14}, {3, 3}, {5, 13}, {9, 17}, {2, 5}};
-    uint32_t seed = 900;
-    for (auto [rows, cols] : blocks) {
-        if (isa() == isa_t::avx2 && dt() != data_type::f32 && cols < 4) continue;
-        for (int64_t n : stage_counts(cols, esize(dt()))) {
-            run({rows, cols, n}, seed++);
-            run({rows, cols, n, 4}, seed++);
-            run({rows, cols, n, 0, 3}, seed++);
-            run({rows, cols, n, 0, 0, n / 2}, seed++);
-            run({rows, cols, n, 0, 0, n - 1}, seed++);
+    // f(rows, cols, n) over slices of 7x7, 14x14 and 3x3 (stages of 4-32
+    // slices), 5 rows of 13 (832-byte stages), 9 of 17 columns (no
+    // stage: 1088 bytes) and 2 of 5, each n one slice short of a stage,
+    // a stage, a stage and one, three and a few (a stage: lcm(a slice's
+    // dst bytes, 64) bytes). Blocks the ISA's plans take no fixed blocks
+    // for (AVX2's 16-bit rows of under 4 columns) are left out.
+    template <class F>
+    void each_block_and_count(const F &f) {
+        const std::vector<std::pair<int, int>> blocks {
+                {7, 7}, {14, 14}, {3, 3}, {5, 13}, {9, 17}, {2, 5}};
+        for (auto [rows, cols] : blocks) {
+            if (isa() == isa_t::avx2 && dt() != data_type::f32 && cols < 4) continue;
+            const int64_t b_bytes = cols * int64_t(esize(dt()));
+            const int64_t stage = b_bytes / std::gcd<int64_t>(b_bytes, 64) * 64 / b_bytes;
+            for (int64_t n : {stage - 1, stage, stage + 1, 3 * stage + 5})
+                if (n >= 1) f(rows, cols, n);
         }
     }
+};
+
+// Every ISA, each block and count: dst off a line or padded (no stage);
+// a NaN in a staged slice (f32: the call redone by the general loop
+// over what it streamed) and in the slices after the stages.
+TEST_P(JitFixedStream, StagesAndTheRest) {
+    uint32_t seed = 900;
+    each_block_and_count([&](int rows, int cols, int64_t n) {
+        run({rows, cols, n}, seed++);
+        run({rows, cols, n, 4}, seed++);
+        run({rows, cols, n, 0, 3}, seed++);
+        run({rows, cols, n, 0, 0, n / 2}, seed++);
+        run({rows, cols, n, 0, 0, n - 1}, seed++);
+    });
 }
 
 // Accumulating calls of the same blocks, streamed or not: the f32 stages
@@ -134,25 +132,20 @@ TEST_P(JitFixedStream, StagesAndTheRest) {
 // joined stages), in dst at a stage's first or last output or after the
 // stages: kept.
 TEST_P(JitFixedStream, StagesJoinDst) {
-    const std::vector<std::pair<int, int>> blocks {
-            {7, 7}, {14, 14}, {3, 3}, {5, 13}, {9, 17}, {2, 5}};
     uint32_t seed = 1900;
-    for (auto [rows, cols] : blocks) {
-        if (isa() == isa_t::avx2 && dt() != data_type::f32 && cols < 4) continue;
-        for (int64_t n : stage_counts(cols, esize(dt()))) {
-            const bool stream = seed % 2 == 0;
-            auto acc = [&](int offset, int pad, int64_t nan_slice, int64_t nan_in_dst) {
-                run({rows, cols, n, offset, pad, nan_slice, true, nan_in_dst, stream}, seed++);
-            };
-            acc(0, 0, -1, -1);
-            acc(4, 0, -1, -1);
-            acc(0, 3, -1, -1);
-            acc(0, 0, n / 2, -1);
-            acc(0, 0, -1, 0);
-            acc(0, 0, -1, n * cols - 1);
-            acc(0, 0, -1, (n / 2) * cols + cols / 2);
-        }
-    }
+    each_block_and_count([&](int rows, int cols, int64_t n) {
+        const bool stream = seed % 2 == 0;
+        auto acc = [&](int offset, int pad, int64_t nan_slice, int64_t nan_in_dst) {
+            run({rows, cols, n, offset, pad, nan_slice, true, nan_in_dst, stream}, seed++);
+        };
+        acc(0, 0, -1, -1);
+        acc(4, 0, -1, -1);
+        acc(0, 3, -1, -1);
+        acc(0, 0, n / 2, -1);
+        acc(0, 0, -1, 0);
+        acc(0, 0, -1, n * cols - 1);
+        acc(0, 0, -1, (n / 2) * cols + cols / 2);
+    });
 }
 
 INSTANTIATE_TEST_SUITE_P(All, JitFixedStream, every_isa_and_dtype(), isa_dt_name);
