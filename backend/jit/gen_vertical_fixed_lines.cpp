@@ -21,14 +21,17 @@ using namespace Xbyak;
 
 namespace {
 constexpr int lanes = 16;  // f32 in a zmm, and in a 64-byte line
-}
 
+// Whether AVX-512 f32 fixed blocks of rows x cols read their slices as
+// lines: 9-15 columns, and enough rows that every lane of the period
+// holds a row element.
 bool fixed_lines_fit(int rows, int cols) {
     if (cols < 9 || cols >= lanes) return false;
     // Every lane of the period must hold a row element, and the fold
     // below sets each of its lines from a whole line first.
     return rows * cols >= period_of(cols, 4).plines * lanes + 2 * lanes;
 }
+} // namespace
 
 bool vertical_reg_generator::fixed_lines() const {
     return is512() && !raw16() && packed_slices() == 1

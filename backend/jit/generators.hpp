@@ -73,11 +73,6 @@ inline int vertical_tile_cols(const kernel_config &cfg) {
 // lines, and the registers the fold needs (gen_vertical_lines.cpp).
 bool fold_fits(int cols, data_type dt);
 
-// Whether AVX-512 f32 fixed blocks of rows x cols read their slices as
-// lines (gen_vertical_fixed_lines.cpp): 9-15 columns, and enough rows
-// that every lane of the period holds a row element.
-bool fixed_lines_fit(int rows, int cols);
-
 // Whether the vert_reg fixed blocks of cfg take accumulating calls (an
 // extra reduced dim's later indices: NCHW reducing N and H) themselves,
 // and so batches (kernel_config::block_batch): AVX-512, two slices a ymm

@@ -198,7 +198,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || row >= widest_row
                 || (row >= 2048 && row % 64 == 0))
             return;
-        const int64_t k = rows_a_period(P.rows.n, c * P.esz, wide_period_rows);
+        const int64_t k = rows_a_period(P.rows.n, row, wide_period_rows);
         if (P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
