@@ -180,26 +180,44 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
+// The fewest rows of row_bytes that make whole lines, or 0 where they
+// pass max_line_period_bytes.
+int64_t rows_to_whole_lines(int64_t row_bytes) {
+    const int64_t k = 64 / std::gcd(row_bytes, int64_t {64});
+    return k * row_bytes <= max_line_period_bytes ? k : 0;
+}
+
 void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile,
-        int64_t widest_row = 2048) {
+        bool wide_rows = false) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
     const bool narrow_is_reg = !tile;
     const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
     if (P.rows.ss != c * P.esz) return;
     if (!few) {
-        // Rows of 512 columns to 2 KiB, and up to widest_row bytes off
-        // the lines' grid, for a tile kernel: several whole rows a period
-        // (rows_a_period), so that its passes take wide rows. A 16-bit
-        // tile of under 32 vectors barely fills its skewed blocks (Zen 4,
-        // 25 MiB, bf16 N x 128 x 784 axis 1: 812-887 -> 540-589 us); at
-        // 1568 columns, and for f32, no gain.
+        // Rows of 512 columns to 2 KiB, and where wide_rows asks (the
+        // vertical tile) wider ones off the lines' grid, for a tile
+        // kernel: several whole rows a period, so that its passes take
+        // wide rows. A 16-bit tile of under 32 vectors barely fills its
+        // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1:
+        // 812-887 -> 540-589 us); at 1568 columns, and for f32, no gain.
+        // Wider rows: 16-bit ones of up to 8 KiB as many as
+        // rows_a_period takes; f32 ones the fewest that make whole lines,
+        // so that no load splits a line (Zen 4, 25 MiB, ab_builds, 1
+        // buffer, 20 rounds, % of the roofline, [N x W] axis 0, none ->
+        // whole lines: W=1250 78 -> 91, 2500 79 -> 89, 1450 76 -> 86, 2200
+        // 83 -> 87, 900 84 -> 89, 1000 85 -> 86; the most rows up to 8
+        // instead, 32000 bytes for W=1000, read 81 there).
         const int64_t row = c * P.esz;
-        if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max || row >= widest_row
-                || (row >= 2048 && row % 64 == 0))
-            return;
-        const int64_t k = rows_a_period(P.rows.n, row, wide_period_rows);
-        if (P.rows.n < 4 * k) return;
+        if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max) return;
+        int64_t k = 0;
+        if (row < 2048)
+            k = rows_a_period(P.rows.n, row, wide_period_rows);
+        else if (wide_rows && row % 64 != 0)
+            k = P.dt == data_type::f32 ? rows_to_whole_lines(row)
+                    : row < 8192     ? rows_a_period(P.rows.n, row, wide_period_rows)
+                                     : 0;
+        if (k == 0 || P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
         // Rows off the lines' grid whose period is whole lines: the
@@ -368,11 +386,11 @@ void choose_kernels(plan &P, isa_t isa) {
     // none -> a period: bf16 W=2000 72 -> 91, 1250 66 -> 78, f16 2000 82
     // -> 84, 1250 77 -> 79; rows on the grid alike (bf16 W=1600, 3200,
     // 4000) or worse (NCHW 64x64x56x56 axis 1, 6272 B, bf16 88 -> 84, f16
-    // 89 -> 85; channels-last axis 2, 7168 B, bf16 82 -> 72): not taken;
-    // f32 W=1000-2000 2-6 points, not taken.
+    // 89 -> 85; channels-last axis 2, 7168 B, bf16 82 -> 72): not taken.
+    // f32 rows take the fewest that make whole lines (plan_period); the
+    // most up to 8 had lost 2-6 points at W=1000-2000.
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
-        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr,
-                P.dt == data_type::f32 ? 2048 : 8192);
+        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr, true);
     // Rows of 256-511 columns one after another: a 16-bit tile of under
     // 512 columns has no skewed block (16 vectors), and its straight
     // passes keep three statistics and a running max per pass; register

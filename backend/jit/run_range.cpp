@@ -47,7 +47,7 @@ namespace {
 // stage of NCHW 3x174762x5x5 reducing C and W: the second and third
 // slices off the grid, periods of 320 rows of 50 bytes): 62-84 -> 87-90.
 void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
-    alignas(64) char buf[2 * max_period_bytes];
+    alignas(64) char buf[max_line_period_bytes];
     const int64_t c = a.ncols, L = P.period, per = L / c, esz = P.esz, row = c * esz;
     const bool lines = L * esz % 64 == 0;
     const auto *src = static_cast<const char *>(a.src);
@@ -71,10 +71,18 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
         const char *b = s + head * row;
         const vert_call w {b, buf, L, wide, L * esz, 0, 1, 0, 0, a.scratch, a.modes, 1, 0};
         P.period_code->fn(&w);
-        std::memcpy(buf + L * esz, b + wide * L * esz, size_t(left * row));
-        const vert_call f {buf, d, c, per + left, row, a.accumulate, 1, 0, 0, a.scratch, a.modes,
-                1, 0};
+        // The rows left over join the period's in the buffer where they
+        // fit (always, up to max_period_bytes); else a call of their own.
+        const bool left_fit = (L + left * c) * esz <= int64_t(sizeof buf);
+        if (left_fit) std::memcpy(buf + L * esz, b + wide * L * esz, size_t(left * row));
+        const vert_call f {buf, d, c, per + (left_fit ? left : 0), row, a.accumulate, 1, 0, 0,
+                a.scratch, a.modes, 1, 0};
         narrow(&f);
+        if (!left_fit) {
+            const vert_call l {b + wide * L * esz, d, c, left, row, 1, 1, 0, 0, a.scratch, a.modes,
+                    1, 0};
+            narrow(&l);
+        }
         if (head > 0) {
             const vert_call h {s, d, c, head, row, 1, 1, 0, 0, a.scratch, a.modes, 1, 0};
             narrow(&h);

@@ -122,16 +122,18 @@ TEST_P(JitReduce, TinyRowsEndAtAPage) {
 // whole vectors at a time, then a fold of the period's rows and the rows
 // left over (plan::period_code); rows of 256-511 columns by register
 // columns 256 at a time (plan::chunk_code); 16-bit rows of 512-1023
-// columns by the tiles over periods of whole rows. Column counts around
-// each,
-// row counts around the period, NaN in the periodic rows and in those
-// left over, negative data, an outer kept dim, an extra reduced dim, one
-// thread and two (rows split, partials combined).
+// columns, and f32 rows of 2 KiB and more off the lines' grid, by the
+// tiles over periods of whole rows (f32 1250 columns: 8 rows a period,
+// the rows left over too many for the period's buffer, a call of their
+// own). Column counts around each, row counts around the period, NaN in
+// the periodic rows and in those left over, negative data, an outer
+// kept dim, an extra reduced dim, one thread and two (rows split,
+// partials combined).
 TEST_P(JitReduce, FewColumns) {
     const thread_pool one(1);
     std::vector<int64_t> cols;
     for (int64_t c = 1; c <= 33; ++c) cols.push_back(c);
-    for (int64_t c : {49, 100, 127, 128, 257, 300, 511, 600, 784, 1000}) cols.push_back(c);
+    for (int64_t c : {49, 100, 127, 128, 257, 300, 511, 600, 784, 1000, 1250}) cols.push_back(c);
     for (int64_t c : cols) {
         const bool narrow = c <= 33;
         const std::vector<int64_t> rows =
@@ -369,16 +371,23 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
         ASSERT_TRUE(wide.period_code);
         EXPECT_EQ(wide.period_code->cfg.family, family_t::vert_tile);
     }
-    // Past 2 KiB only rows off the lines' grid: 4000-byte rows 4 a
-    // period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
-    // (no period of whole lines fits); rows on the grid (6272 bytes),
-    // rows from 8 KiB, and f32 rows from 2 KiB, none.
+    // Past 2 KiB only rows off the lines' grid: 16-bit 4000-byte rows 4
+    // a period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
+    // (no period of whole lines fits), none from 8 KiB; f32 rows the
+    // fewest that make whole lines (2400 bytes 2, 5000 and 5800 bytes 8,
+    // 10000 bytes 4), none where those pass 48 KiB (4996 bytes: 16
+    // rows); rows on the grid (6272 bytes, f32 4992), none.
     EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f16, {10000, 4100}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period_code);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period, z ? 2 * 600 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5242, 1250}, 1)).period, z ? 8 * 1250 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {2621, 2500}, 1)).period, z ? 4 * 2500 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {4500, 1450}, 1)).period, z ? 8 * 1450 : 0);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1249}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1248}, 1)).period_code);
     EXPECT_FALSE(
             plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
