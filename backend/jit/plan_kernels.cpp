@@ -205,9 +205,9 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // rows_a_period takes; f32 ones the fewest that make whole lines,
         // so that no load splits a line (Zen 4, 25 MiB, ab_builds, 1
         // buffer, 20 rounds, % of the roofline, [N x W] axis 0, none ->
-        // whole lines: W=1250 78 -> 91, 2500 79 -> 89, 1450 76 -> 86, 2200
-        // 83 -> 87, 900 84 -> 89, 1000 85 -> 86; the most rows up to 8
-        // instead, 32000 bytes for W=1000, read 81 there).
+        // whole lines: W=1250 76 -> 90, 2500 81 -> 92, 1450 79 -> 92, 2200
+        // 85 -> 89, 900 88 -> 90, 1000 83 -> 87; the most rows up to 8
+        // instead, 32000 bytes for W=1000, read 77-81 there).
         const int64_t row = c * P.esz;
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max) return;
         int64_t k = 0;
