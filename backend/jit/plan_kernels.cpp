@@ -181,10 +181,13 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
 // The fewest rows of row_bytes that make whole lines, or 0 where they
-// pass max_line_period_bytes.
+// pass wide_period_rows or max_line_period_bytes: f32 rows of 4356 bytes
+// 16 at a time read 68% of the roofline against 74% without a period
+// (NCHW 6x1024x33x33 axis 1), as bf16 rows of 2500 bytes did (77-79
+// against 81-82).
 int64_t rows_to_whole_lines(int64_t row_bytes) {
     const int64_t k = 64 / std::gcd(row_bytes, int64_t {64});
-    return k * row_bytes <= max_line_period_bytes ? k : 0;
+    return k <= wide_period_rows && k * row_bytes <= max_line_period_bytes ? k : 0;
 }
 
 void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile,
@@ -207,7 +210,10 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // buffer, 20 rounds, % of the roofline, [N x W] axis 0, none ->
         // whole lines: W=1250 76 -> 90, 2500 81 -> 92, 1450 79 -> 92, 2200
         // 85 -> 89, 900 88 -> 90, 1000 83 -> 87; the most rows up to 8
-        // instead, 32000 bytes for W=1000, read 77-81 there).
+        // instead, 32000 bytes for W=1000, read 77-81 there; NCHW
+        // 3x1024x50x45 axis 1, rows of 9000 bytes, 81 -> 87 once the
+        // period's running max moved to run_periodic's buffer, which let
+        // periods grow from 48 to 72 KiB).
         const int64_t row = c * P.esz;
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max) return;
         int64_t k = 0;
@@ -485,12 +491,11 @@ void choose_kernels(plan &P, isa_t isa) {
             P.slab_code = get_code(slab);
         }
     }
-    const bool period_tile = P.period_code && P.period_code->cfg.family == family_t::vert_tile;
+    // A period's tile keeps its running max in run_periodic's buffer.
     const bool tiles = (P.kind == plan_kind::vertical && cfg.family == family_t::vert_tile)
-            || P.slab_code || period_tile;
+            || P.slab_code;
     if (tiles && P.rows.n > 4) {
-        int64_t widest = P.slab_code ? P.slab_width : P.jd.n * P.esz;
-        if (period_tile) widest = std::max(widest, P.period * P.esz);
+        const int64_t widest = P.slab_code ? P.slab_width : P.jd.n * P.esz;
         P.tile_scratch_bytes = std::min<int64_t>(widest, vertical_tile_bytes) + 4096;
     }
     if (P.two_level && dst_dense_in_flat_order(P))

@@ -46,8 +46,15 @@ namespace {
 // of the roofline, bf16 [3 x 174762 x 25] reducing the middle (the first
 // stage of NCHW 3x174762x5x5 reducing C and W: the second and third
 // slices off the grid, periods of 320 rows of 50 bytes): 62-84 -> 87-90.
+// The period's tile keeps its running max in the buffer itself (no tile
+// scratch, so the scratch is only as wide as the plan's own rows: 9 KiB
+// against 48 KiB for periods of 8 rows of 5000 bytes), placed as the
+// tile scratch would be: 2 KiB past src in the 4 KiB pattern of L1 sets.
+// Zen 4, ab_builds, 1 buffer, 14 rounds, % of the roofline, a scratch ->
+// the buffer: f32 [5242 x 1250] axis 0 82 -> 86, bf16 [6400 x 2000] 91
+// -> 92, [3 x 174762 x 25] axis 1 bf16 88 -> 89, f16 89 -> 89.
 void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
-    alignas(64) char buf[max_line_period_bytes];
+    alignas(64) char room[max_line_period_bytes + 4096];
     const int64_t c = a.ncols, L = P.period, per = L / c, esz = P.esz, row = c * esz;
     const bool lines = L * esz % 64 == 0;
     const auto *src = static_cast<const char *>(a.src);
@@ -69,11 +76,13 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
             continue;
         }
         const char *b = s + head * row;
-        const vert_call w {b, buf, L, wide, L * esz, 0, 1, 0, 0, a.scratch, a.modes, 1, 0};
+        char *buf = room + ((reinterpret_cast<uintptr_t>(b) + 2048 - reinterpret_cast<uintptr_t>(room))
+                & (4096 - 64));
+        const vert_call w {b, buf, L, wide, L * esz, 0, 1, 0, 0, nullptr, a.modes, 1, 0};
         P.period_code->fn(&w);
         // The rows left over join the period's in the buffer where they
         // fit (always, up to max_period_bytes); else a call of their own.
-        const bool left_fit = (L + left * c) * esz <= int64_t(sizeof buf);
+        const bool left_fit = buf + (L + left * c) * esz <= room + sizeof room;
         if (left_fit) std::memcpy(buf + L * esz, b + wide * L * esz, size_t(left * row));
         const vert_call f {buf, d, c, per + (left_fit ? left : 0), row, a.accumulate, 1, 0, 0,
                 a.scratch, a.modes, 1, 0};

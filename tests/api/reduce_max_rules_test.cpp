@@ -337,13 +337,13 @@ TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
             random_bits(dt::bf16, span({64, 64, 56, 56}, wide_strides), 31, true), {0, 1},
             true});
     // f32 channels-last reducing N and W of 5x5 maps: outer-first, its
-    // first stage two-level (64 KiB of partials) over rows of 5000 bytes
-    // taken 8 a period (a 48 KiB buffer, a 44 KiB tile scratch).
-    reduce_graph lines = attr_graph(dt::f32, {512, 50, 5, 5}, {0, 3}, true);
-    const dims lines_strides {1250, 1, 250, 50};
-    lines.src = lt(src_id, dt::f32, {512, 50, 5, 5}, lines_strides);
+    // first stage two-level (64 KiB of partials) over rows of 9000 bytes
+    // taken 8 a period (a 76 KiB buffer, a 13 KiB tile scratch).
+    reduce_graph lines = attr_graph(dt::f32, {512, 90, 5, 5}, {0, 3}, true);
+    const dims lines_strides {2250, 1, 450, 90};
+    lines.src = lt(src_id, dt::f32, {512, 90, 5, 5}, lines_strides);
     jobs.push_back({lines.compile(eng2),
-            random_bits(dt::f32, span({512, 50, 5, 5}, lines_strides), 37, true), {0, 3}, true});
+            random_bits(dt::f32, span({512, 90, 5, 5}, lines_strides), 37, true), {0, 3}, true});
     if (jobs[0].cp.get_kernel_name().rfind("jit:avx512", 0) == 0) {
         for (size_t i : {size_t(2), size_t(3), size_t(5)})
             EXPECT_NE(jobs[i].cp.get_kernel_name().find("outer_first"), std::string::npos)

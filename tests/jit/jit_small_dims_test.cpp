@@ -123,9 +123,8 @@ TEST_P(JitReduce, TinyRowsEndAtAPage) {
 // left over (plan::period_code); rows of 256-511 columns by register
 // columns 256 at a time (plan::chunk_code); 16-bit rows of 512-1023
 // columns, and f32 rows of 2 KiB and more off the lines' grid, by the
-// tiles over periods of whole rows (f32 1250 columns: 8 rows a period,
-// the rows left over too many for the period's buffer, a call of their
-// own). Column counts around each, row counts around the period, NaN in
+// tiles over periods of whole rows (f32 1250 columns: 8 rows a period).
+// Column counts around each, row counts around the period, NaN in
 // the periodic rows and in those left over, negative data, an outer
 // kept dim, an extra reduced dim, one thread and two (rows split,
 // partials combined).
@@ -192,6 +191,34 @@ TEST_P(JitReduce, PeriodsStartOnALine) {
                     check(p, pl, one, seed_++);
                 }
         }
+    }
+}
+
+// f32 rows of 9000 bytes, 8 a period (72000 bytes): the rows left over
+// (7) never fit behind the period in run_periodic's buffer and take a
+// call of their own; slices off the lines' grid (an outer kept dim) and
+// a thread's range start with rows before the first on a line. NaN of
+// either sign in the period's rows and in those left over.
+TEST_P(JitReduce, WideRowsLeftOverTakeTheirOwnCall) {
+    if (dt() != data_type::f32) GTEST_SKIP() << "f32 rows";
+    const thread_pool one(1);
+    for (const reduce_problem &p : {make_problem(dt(), {39, 2250}, 1),
+                 make_problem(dt(), {3, 39, 2250}, 0b010)}) {
+        if (max_isa() == isa_t::avx512_core) {
+            EXPECT_EQ(plan_on_two(p).period, 8 * 2250);
+        }
+        check(p, {}, one, seed_++);
+        run(p);
+        size_t n = 1;
+        for (int64_t d : p.dims) n *= size_t(d);
+        for (size_t at : {size_t(2250 + 17), n / 2, n - 1})
+            for (bool neg : {false, true}) {
+                planting pl;
+                pl.nan_at.push_back(at);
+                pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
+                run(p, pl);
+                check(p, pl, one, seed_++);
+            }
     }
 }
 
@@ -375,8 +402,9 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     // a period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
     // (no period of whole lines fits), none from 8 KiB; f32 rows the
     // fewest that make whole lines (2400 bytes 2, 5000 and 5800 bytes 8,
-    // 10000 bytes 4), none where those pass 48 KiB (4996 bytes: 16
-    // rows); rows on the grid (6272 bytes, f32 4992), none.
+    // 10000 bytes 4), none where those pass 8 rows (4996 bytes: 16) or
+    // 72 KiB (13000 bytes: 8); rows on the grid (6272 bytes, f32 4992),
+    // none.
     EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
@@ -387,6 +415,7 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {2621, 2500}, 1)).period, z ? 4 * 2500 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {4500, 1450}, 1)).period, z ? 8 * 1450 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1249}, 1)).period_code);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {2000, 3250}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1248}, 1)).period_code);
     EXPECT_FALSE(
             plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
