@@ -171,6 +171,26 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
     return get_code(t);
 }
 
+// The rows a period of f32 rows of 2 KiB and more off the lines' grid
+// takes (plan_period): the fewest that make whole lines, at most
+// wide_period_rows; 0 where they pass max_line_period_bytes. Rows that
+// need 16 (an odd number of columns) take none below 4 KiB and 8 from
+// there, every other period then on a line (run_periodic starts the
+// first such one on a line). Zen 4, ab_builds, 1 buffer, 16 rounds, %
+// of the roofline, [N x W] axis 0, none -> 8 rows: W=1089 70 -> 85,
+// 1225 76 -> 86, 1369 87 -> 94, 2025 77 -> 79; below 4 KiB W=625, 729,
+// 841, 961 read 80-92 either way. 16 rows read 66-69 at W=1089 (74
+// without a period), as bf16 rows of 2500 bytes did (77-79 against
+// 81-82).
+int64_t rows_a_line_period(int64_t row_bytes) {
+    int64_t k = 64 / std::gcd(row_bytes, int64_t {64});
+    if (k > wide_period_rows) {
+        if (row_bytes < 4096) return 0;
+        k = wide_period_rows;
+    }
+    return k * row_bytes <= max_line_period_bytes ? k : 0;
+}
+
 // Rows of under 64 bytes, or not a whole number of vectors, one after
 // another: the columns repeat every lcm(jd.n, vector) elements, so a
 // register-column kernel over rows of that many (at least 4 vectors
@@ -180,16 +200,6 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
-// The fewest rows of row_bytes that make whole lines, or 0 where they
-// pass wide_period_rows or max_line_period_bytes: f32 rows of 4356 bytes
-// 16 at a time read 68% of the roofline against 74% without a period
-// (NCHW 6x1024x33x33 axis 1), as bf16 rows of 2500 bytes did (77-79
-// against 81-82).
-int64_t rows_to_whole_lines(int64_t row_bytes) {
-    const int64_t k = 64 / std::gcd(row_bytes, int64_t {64});
-    return k <= wide_period_rows && k * row_bytes <= max_line_period_bytes ? k : 0;
-}
-
 void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile,
         bool wide_rows = false) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
@@ -220,7 +230,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         if (row < 2048)
             k = rows_a_period(P.rows.n, row, wide_period_rows);
         else if (wide_rows && row % 64 != 0)
-            k = P.dt == data_type::f32 ? rows_to_whole_lines(row)
+            k = P.dt == data_type::f32 ? rows_a_line_period(row)
                     : row < 8192     ? rows_a_period(P.rows.n, row, wide_period_rows)
                                      : 0;
         if (k == 0 || P.rows.n < 4 * k) return;

@@ -56,17 +56,21 @@ namespace {
 void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
     alignas(64) char room[max_line_period_bytes + 4096];
     const int64_t c = a.ncols, L = P.period, per = L / c, esz = P.esz, row = c * esz;
+    // Periods of whole lines start on a line; tiles' periods of half
+    // lines (rows_a_line_period) too, so that every other one is on a line.
     const bool lines = L * esz % 64 == 0;
+    const bool half_lines = !lines && L * esz % 32 == 0
+            && P.period_code->cfg.family == family_t::vert_tile;
+    const int64_t seek = lines ? per : half_lines ? 2 * per : 0;
     const auto *src = static_cast<const char *>(a.src);
     auto *dst = static_cast<char *>(a.dst);
     for (int64_t o = 0; o < a.n_outer; ++o) {
         const char *s = src + o * a.outer_src_stride;
         char *d = dst + o * a.outer_dst_stride;
         int64_t head = 0;  // rows before the first on a line
-        if (lines)
-            while (head < per && head < a.rows && reinterpret_cast<uintptr_t>(s + head * row) % 64)
-                ++head;
-        if (head == per) head = 0;  // no row starts a line: as it comes
+        while (head < seek && head < a.rows && reinterpret_cast<uintptr_t>(s + head * row) % 64)
+            ++head;
+        if (head == seek) head = 0;  // no row starts a line: as it comes
         const int64_t body = a.rows - head;
         const int64_t wide = body / per, left = body - wide * per;
         if (wide == 0) {

@@ -194,32 +194,35 @@ TEST_P(JitReduce, PeriodsStartOnALine) {
     }
 }
 
-// f32 rows of 9000 bytes, 8 a period (72000 bytes): the rows left over
-// (7) never fit behind the period in run_periodic's buffer and take a
-// call of their own; slices off the lines' grid (an outer kept dim) and
-// a thread's range start with rows before the first on a line. NaN of
-// either sign in the period's rows and in those left over.
-TEST_P(JitReduce, WideRowsLeftOverTakeTheirOwnCall) {
+// f32 rows of 2 KiB and more off the lines' grid, 8 a period: 9000-byte
+// rows (72000 bytes a period), whose rows left over (7) never fit
+// behind the period in run_periodic's buffer and take a call of their
+// own; 4356-byte rows (an odd number of columns: periods of half lines),
+// whose rows before the first on a line (up to 15) go first. Slices off
+// the lines' grid (an outer kept dim) and a thread's range start at any
+// row. NaN of either sign in the period's rows and in those left over.
+TEST_P(JitReduce, WideRowPeriods) {
     if (dt() != data_type::f32) GTEST_SKIP() << "f32 rows";
     const thread_pool one(1);
-    for (const reduce_problem &p : {make_problem(dt(), {39, 2250}, 1),
-                 make_problem(dt(), {3, 39, 2250}, 0b010)}) {
-        if (max_isa() == isa_t::avx512_core) {
-            EXPECT_EQ(plan_on_two(p).period, 8 * 2250);
-        }
-        check(p, {}, one, seed_++);
-        run(p);
-        size_t n = 1;
-        for (int64_t d : p.dims) n *= size_t(d);
-        for (size_t at : {size_t(2250 + 17), n / 2, n - 1})
-            for (bool neg : {false, true}) {
-                planting pl;
-                pl.nan_at.push_back(at);
-                pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
-                run(p, pl);
-                check(p, pl, one, seed_++);
+    for (int64_t c : {2250, 1089})
+        for (const reduce_problem &p :
+                {make_problem(dt(), {39, c}, 1), make_problem(dt(), {3, 39, c}, 0b010)}) {
+            if (max_isa() == isa_t::avx512_core) {
+                EXPECT_EQ(plan_on_two(p).period, 8 * c) << c;
             }
-    }
+            check(p, {}, one, seed_++);
+            run(p);
+            size_t n = 1;
+            for (int64_t d : p.dims) n *= size_t(d);
+            for (size_t at : {size_t(c + 17), n / 2, n - 1})
+                for (bool neg : {false, true}) {
+                    planting pl;
+                    pl.nan_at.push_back(at);
+                    pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
+                    run(p, pl);
+                    check(p, pl, one, seed_++);
+                }
+        }
 }
 
 // Vertical plans that share out whole slices (outer_slices_share) start
@@ -402,9 +405,9 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     // a period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
     // (no period of whole lines fits), none from 8 KiB; f32 rows the
     // fewest that make whole lines (2400 bytes 2, 5000 and 5800 bytes 8,
-    // 10000 bytes 4), none where those pass 8 rows (4996 bytes: 16) or
-    // 72 KiB (13000 bytes: 8); rows on the grid (6272 bytes, f32 4992),
-    // none.
+    // 10000 bytes 4), 8 where 16 would (4996 bytes: half lines) but none
+    // below 4 KiB (2916 bytes), none past 72 KiB (13000 bytes: 8); rows
+    // on the grid (6272 bytes, f32 4992), none.
     EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
@@ -414,7 +417,8 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5242, 1250}, 1)).period, z ? 8 * 1250 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {2621, 2500}, 1)).period, z ? 4 * 2500 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {4500, 1450}, 1)).period, z ? 8 * 1450 : 0);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1249}, 1)).period_code);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5242, 1249}, 1)).period, z ? 8 * 1249 : 0);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {9000, 729}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {2000, 3250}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1248}, 1)).period_code);
     EXPECT_FALSE(
