@@ -173,22 +173,23 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
 
 // The rows a period of f32 rows of 2 KiB and more off the lines' grid
 // takes (plan_period): the fewest that make whole lines, at most
-// wide_period_rows; 0 where they pass max_line_period_bytes. Rows that
-// need 16 (an odd number of columns) take none below 4 KiB and 8 from
-// there, every other period then on a line (run_periodic starts the
-// first such one on a line). Zen 4, ab_builds, 1 buffer, 16 rounds, %
-// of the roofline, [N x W] axis 0, none -> 8 rows: W=1089 70 -> 85,
-// 1225 76 -> 86, 1369 87 -> 94, 2025 77 -> 79; below 4 KiB W=625, 729,
-// 841, 961 read 80-92 either way. 16 rows read 66-69 at W=1089 (74
-// without a period), as bf16 rows of 2500 bytes did (77-79 against
-// 81-82).
+// wide_period_rows and max_line_period_bytes; else, from 4 KiB, half as
+// many (periods of half lines: every other one on a line, run_periodic
+// starting the first such one on a line); else none. Zen 4, ab_builds,
+// 1 buffer, 16 rounds, % of the roofline, [N x W] axis 0, none -> half
+// lines: W=1089 (16 rows make lines) 70 -> 85, 1225 76 -> 86, 1369 87
+// -> 94, 2025 77 -> 79, 3250 (8 rows of 13000 bytes pass 72 KiB) 79 ->
+// 85; below 4 KiB W=625, 729, 841, 961 read 80-92 either way; quarter
+// lines (W=3025, 4 rows of 12100 bytes) tie. 16 rows read 66-69 at
+// W=1089 (74 without a period), as bf16 rows of 2500 bytes did (77-79
+// against 81-82).
 int64_t rows_a_line_period(int64_t row_bytes) {
-    int64_t k = 64 / std::gcd(row_bytes, int64_t {64});
-    if (k > wide_period_rows) {
-        if (row_bytes < 4096) return 0;
-        k = wide_period_rows;
-    }
-    return k * row_bytes <= max_line_period_bytes ? k : 0;
+    const int64_t whole = 64 / std::gcd(row_bytes, int64_t {64});
+    auto fits = [&](int64_t k) {
+        return k <= wide_period_rows && k * row_bytes <= max_line_period_bytes;
+    };
+    if (fits(whole)) return whole;
+    return whole >= 4 && row_bytes >= 4096 && fits(whole / 2) ? whole / 2 : 0;
 }
 
 // Rows of under 64 bytes, or not a whole number of vectors, one after

@@ -405,9 +405,10 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     // a period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
     // (no period of whole lines fits), none from 8 KiB; f32 rows the
     // fewest that make whole lines (2400 bytes 2, 5000 and 5800 bytes 8,
-    // 10000 bytes 4), 8 where 16 would (4996 bytes: half lines) but none
-    // below 4 KiB (2916 bytes), none past 72 KiB (13000 bytes: 8); rows
-    // on the grid (6272 bytes, f32 4992), none.
+    // 10000 bytes 4); from 4 KiB half as many where those pass 8 rows or
+    // 72 KiB (half lines: 4996 bytes 8, 13000 bytes 4), none below 4 KiB
+    // (2916 bytes) or where half pass them too (12100 bytes); rows on the
+    // grid (6272 bytes, f32 4992), none.
     EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
@@ -419,7 +420,8 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {4500, 1450}, 1)).period, z ? 8 * 1450 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5242, 1249}, 1)).period, z ? 8 * 1249 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {9000, 729}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {2000, 3250}, 1)).period_code);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {2000, 3250}, 1)).period, z ? 4 * 3250 : 0);
+    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {2000, 3025}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1248}, 1)).period_code);
     EXPECT_FALSE(
             plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
