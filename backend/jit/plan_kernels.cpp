@@ -192,6 +192,23 @@ int64_t rows_a_line_period(int64_t row_bytes) {
     return whole >= 4 && row_bytes >= 4096 && fits(whole / 2) ? whole / 2 : 0;
 }
 
+// The rows a period of 16-bit rows of 2-8 KiB off the lines' grid takes
+// (plan_period): the fewest that make whole lines where they are 4 or 8
+// within 32 KiB, else rows_a_period's (within 16 KiB; whole lines of 2
+// rows take 4-8 there). Zen 4, ab_builds, 1 buffer, 16-20 rounds, three
+// runs, % of the roofline, [N x W] axis 0 at 25 MiB, rows_a_period ->
+// whole lines: bf16 W=1100-1700 (8 rows) 64-83 -> 79-90, 3000 (4 rows)
+// 62-75 -> 75-87; f16 1100-1700 73-83 -> 84-91, 3000 77 -> 88. Past 32
+// KiB not taken: 8 rows of 4600 bytes +4 in one run and -7 in another,
+// of 5400 bytes a tie, of 7000 bytes 2-3 points lower.
+constexpr int64_t max_line_period16_bytes = 32 * 1024;
+int64_t rows_a_period16(int64_t rows, int64_t row_bytes) {
+    const int64_t whole = 64 / std::gcd(row_bytes, int64_t {64});
+    if (whole >= 4 && whole <= wide_period_rows && whole * row_bytes <= max_line_period16_bytes)
+        return whole;
+    return rows_a_period(rows, row_bytes, wide_period_rows);
+}
+
 // Rows of under 64 bytes, or not a whole number of vectors, one after
 // another: the columns repeat every lcm(jd.n, vector) elements, so a
 // register-column kernel over rows of that many (at least 4 vectors
@@ -232,7 +249,7 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
             k = rows_a_period(P.rows.n, row, wide_period_rows);
         else if (wide_rows && row % 64 != 0)
             k = P.dt == data_type::f32 ? rows_a_line_period(row)
-                    : row < 8192     ? rows_a_period(P.rows.n, row, wide_period_rows)
+                    : row < 8192     ? rows_a_period16(P.rows.n, row)
                                      : 0;
         if (k == 0 || P.rows.n < 4 * k) return;
         P.period = k * c;

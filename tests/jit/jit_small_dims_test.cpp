@@ -194,21 +194,26 @@ TEST_P(JitReduce, PeriodsStartOnALine) {
     }
 }
 
-// f32 rows of 2 KiB and more off the lines' grid, 8 a period: 9000-byte
-// rows (72000 bytes a period), whose rows left over (7) never fit
-// behind the period in run_periodic's buffer and take a call of their
-// own; 4356-byte rows (an odd number of columns: periods of half lines),
-// whose rows before the first on a line (up to 15) go first. Slices off
-// the lines' grid (an outer kept dim) and a thread's range start at any
-// row. NaN of either sign in the period's rows and in those left over.
+// Rows of 2 KiB and more off the lines' grid by periods of several rows.
+// f32, 8 a period: 9000-byte rows (72000 bytes a period), whose rows
+// left over (7) never fit behind the period in run_periodic's buffer and
+// take a call of their own; 4356-byte rows (an odd number of columns:
+// periods of half lines), whose rows before the first on a line (up to
+// 15) go first. 16-bit, periods of whole lines: 3400-byte rows 8 a
+// period, 6000-byte rows 4. Slices off the lines' grid (an outer kept
+// dim) and a thread's range start at any row. NaN of either sign in the
+// period's rows and in those left over.
 TEST_P(JitReduce, WideRowPeriods) {
-    if (dt() != data_type::f32) GTEST_SKIP() << "f32 rows";
     const thread_pool one(1);
-    for (int64_t c : {2250, 1089})
+    const bool f32 = dt() == data_type::f32;
+    const std::vector<std::pair<int64_t, int64_t>> cols_rows = f32
+            ? std::vector<std::pair<int64_t, int64_t>> {{2250, 8}, {1089, 8}}
+            : std::vector<std::pair<int64_t, int64_t>> {{1700, 8}, {3000, 4}};
+    for (const auto &[c, k] : cols_rows)
         for (const reduce_problem &p :
                 {make_problem(dt(), {39, c}, 1), make_problem(dt(), {3, 39, c}, 0b010)}) {
             if (max_isa() == isa_t::avx512_core) {
-                EXPECT_EQ(plan_on_two(p).period, 8 * c) << c;
+                EXPECT_EQ(plan_on_two(p).period, k * c) << c;
             }
             check(p, {}, one, seed_++);
             run(p);
@@ -411,6 +416,12 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
     // grid (6272 bytes, f32 4992), none.
     EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
     EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
+    // 16-bit whole lines of 4 or 8 rows up to 40 KiB first: 3400-byte
+    // rows 8, 6000-byte rows 4; 7000-byte rows (8 rows, 56000 bytes)
+    // take rows_a_period's 2.
+    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {7710, 1700}, 1)).period, z ? 8 * 1700 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {4369, 3000}, 1)).period, z ? 4 * 3000 : 0);
+    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {3744, 3500}, 1)).period, z ? 2 * 3500 : 0);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f16, {10000, 4100}, 1)).period_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
