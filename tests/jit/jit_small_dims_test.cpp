@@ -406,34 +406,33 @@ TEST(JitPlan, FewColumnsTakeAPeriod) {
         ASSERT_TRUE(wide.period_code);
         EXPECT_EQ(wide.period_code->cfg.family, family_t::vert_tile);
     }
-    // Past 2 KiB only rows off the lines' grid: 16-bit 4000-byte rows 4
-    // a period (whole lines, the most that fit 16 KiB), 2500-byte rows 6
-    // (no period of whole lines fits), none from 8 KiB; f32 rows the
-    // fewest that make whole lines (2400 bytes 2, 5000 and 5800 bytes 8,
-    // 10000 bytes 4); from 4 KiB half as many where those pass 8 rows or
-    // 72 KiB (half lines: 4996 bytes 8, 13000 bytes 4), none below 4 KiB
-    // (2916 bytes) or where half pass them too (12100 bytes); rows on the
-    // grid (6272 bytes, f32 4992), none.
-    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {100000, 2000}, 1)).period, z ? 4 * 2000 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {10485, 1250}, 1)).period, z ? 6 * 1250 : 0);
-    // 16-bit whole lines of 4 or 8 rows up to 40 KiB first: 3400-byte
-    // rows 8, 6000-byte rows 4; 7000-byte rows (8 rows, 56000 bytes)
-    // take rows_a_period's 2.
-    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {7710, 1700}, 1)).period, z ? 8 * 1700 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f16, {4369, 3000}, 1)).period, z ? 4 * 3000 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::bf16, {3744, 3500}, 1)).period, z ? 2 * 3500 : 0);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {10000, 3136}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f16, {10000, 4100}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::bf16, {100000, 1024}, 1)).period_code);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {100000, 600}, 1)).period, z ? 2 * 600 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5242, 1250}, 1)).period, z ? 8 * 1250 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {2621, 2500}, 1)).period, z ? 4 * 2500 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {4500, 1450}, 1)).period, z ? 8 * 1450 : 0);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {5242, 1249}, 1)).period, z ? 8 * 1249 : 0);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {9000, 729}, 1)).period_code);
-    EXPECT_EQ(plan_on_two(make_problem(data_type::f32, {2000, 3250}, 1)).period, z ? 4 * 3250 : 0);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {2000, 3025}, 1)).period_code);
-    EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {5242, 1248}, 1)).period_code);
+    // Past 2 KiB only rows off the lines' grid, rows a period (0: none):
+    // 16-bit whole lines of 4 or 8 rows within 32 KiB first (3400-byte
+    // rows 8, 6000-byte rows 4), else rows_a_period's pick within 16 KiB
+    // (4000-byte rows 4, whole lines the most that fit; 2500-byte rows 6,
+    // no whole lines fit; 7000-byte rows 2), none from 8 KiB; f32 rows
+    // the fewest that make whole lines (2400 bytes 2, 5000 and 5800
+    // bytes 8, 10000 bytes 4); from 4 KiB half as many where those pass 8
+    // rows or 72 KiB (half lines: 4996 bytes 8, 13000 bytes 4), none
+    // below 4 KiB (2916 bytes) or where half pass them too (12100
+    // bytes); rows on the grid (6272 and 2048 bytes, f32 4992), none.
+    struct wide_case {
+        data_type dt;
+        int64_t rows, cols, period_rows;
+    };
+    for (const wide_case &w : std::vector<wide_case> {{data_type::bf16, 7710, 1700, 8},
+                 {data_type::f16, 4369, 3000, 4}, {data_type::bf16, 100000, 2000, 4},
+                 {data_type::f16, 10485, 1250, 6}, {data_type::bf16, 3744, 3500, 2},
+                 {data_type::f16, 10000, 4100, 0}, {data_type::bf16, 10000, 3136, 0},
+                 {data_type::bf16, 100000, 1024, 0}, {data_type::f32, 100000, 600, 2},
+                 {data_type::f32, 5242, 1250, 8}, {data_type::f32, 4500, 1450, 8},
+                 {data_type::f32, 2621, 2500, 4}, {data_type::f32, 5242, 1249, 8},
+                 {data_type::f32, 2000, 3250, 4}, {data_type::f32, 9000, 729, 0},
+                 {data_type::f32, 2000, 3025, 0}, {data_type::f32, 5242, 1248, 0}}) {
+        const plan P = plan_on_two(make_problem(w.dt, {w.rows, w.cols}, 1));
+        EXPECT_EQ(P.period, z ? w.period_rows * w.cols : 0) << w.cols;
+        EXPECT_EQ(bool(P.period_code), z && w.period_rows > 0) << w.cols;
+    }
     EXPECT_FALSE(
             plan_on_two(make_problem(data_type::bf16, {100000, 300}, 1, {301, 1}, {})).chunk_code);
     EXPECT_FALSE(plan_on_two(make_problem(data_type::f32, {100000, 3}, 1, {4, 1}, {})).period_code);
