@@ -49,9 +49,9 @@ constexpr int64_t wide_slab_bytes = 64 * 1024;
 constexpr int64_t max_period = 256;
 // The widest period of a tile kernel's (plan::period_code), in bytes;
 // f32 rows of 2 KiB and more off the lines' grid take up to
-// max_line_period_bytes (the fewest of them that make whole lines, at
-// most 8: rows of 5000-9000 bytes 8 at a time). run_periodic's buffer
-// holds either, and the period's running max with it.
+// max_line_period_bytes (whole or half lines, rows_a_line_period: rows
+// of 5000-9000 bytes 8 at a time). run_periodic's buffer holds either,
+// and the period's running max with it.
 constexpr int64_t max_period_bytes = 16 * 1024;
 constexpr int64_t max_line_period_bytes = 72 * 1024;
 static_assert(max_line_period_bytes >= 2 * max_period_bytes);

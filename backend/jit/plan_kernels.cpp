@@ -232,16 +232,17 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         // wide rows. A 16-bit tile of under 32 vectors barely fills its
         // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1:
         // 812-887 -> 540-589 us); at 1568 columns, and for f32, no gain.
-        // Wider rows: 16-bit ones of up to 8 KiB as many as
-        // rows_a_period takes; f32 ones the fewest that make whole lines,
-        // so that no load splits a line (Zen 4, 25 MiB, ab_builds, 1
-        // buffer, 20 rounds, % of the roofline, [N x W] axis 0, none ->
-        // whole lines: W=1250 76 -> 90, 2500 81 -> 92, 1450 79 -> 92, 2200
-        // 85 -> 89, 900 88 -> 90, 1000 83 -> 87; the most rows up to 8
+        // Wider rows: 16-bit ones of up to 8 KiB as rows_a_period16 says,
+        // f32 ones as rows_a_line_period says: periods of whole lines
+        // (or half lines), so that no load (or every other period's)
+        // splits a line. f32, Zen 4, 25 MiB, ab_builds, 1 buffer, 20
+        // rounds, % of the roofline, [N x W] axis 0, none -> whole
+        // lines: W=1250 76 -> 90, 2500 81 -> 92, 1450 79 -> 92, 2200 85
+        // -> 89, 900 88 -> 90, 1000 83 -> 87; the most rows up to 8
         // instead, 32000 bytes for W=1000, read 77-81 there; NCHW
         // 3x1024x50x45 axis 1, rows of 9000 bytes, 81 -> 87 once the
         // period's running max moved to run_periodic's buffer, which let
-        // periods grow from 48 to 72 KiB).
+        // periods grow from 48 to 72 KiB.
         const int64_t row = c * P.esz;
         if (!tile || isa != isa_t::avx512_core || c <= chunk_cols_max) return;
         int64_t k = 0;
