@@ -218,16 +218,21 @@ int64_t rows_a_period16(int64_t rows, int64_t row_bytes) {
 // 25 MiB: bf16 819200x16 axis 0 267 -> 172 us (a row then 4 vectors of
 // 16 columns, not one); 17 columns f32 1.2-1.3x, bf16 1.2-1.8x; 33-100
 // columns +2 to +7%.
+// Which rows of 2 KiB and more off the lines' grid plan_period gives a
+// tile's period: none, those whose period is whole (f32: or half) lines,
+// or those and the rest of rows_a_period16's picks.
+enum class wide_periods { none, lines, any };
+
 void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const generated_code> &tile,
-        bool wide_rows = false) {
+        wide_periods wide = wide_periods::none) {
     const int64_t vl = isa == isa_t::avx512_core ? 16 : 8;
     const int64_t max_vecs = isa == isa_t::avx512_core ? 16 : 8;
     const bool narrow_is_reg = !tile;
     const bool few = c * P.esz < 64 || (c % vl != 0 && c <= max_vecs * vl);
     if (P.rows.ss != c * P.esz) return;
     if (!few) {
-        // Rows of 512 columns to 2 KiB, and where wide_rows asks (the
-        // vertical tile) wider ones off the lines' grid, for a tile
+        // Rows of 512 columns to 2 KiB, and where `wide` asks (the
+        // vertical tile, the slabs) wider ones off the lines' grid, for a tile
         // kernel: several whole rows a period, so that its passes take
         // wide rows. A 16-bit tile of under 32 vectors barely fills its
         // skewed blocks (Zen 4, 25 MiB, bf16 N x 128 x 784 axis 1:
@@ -248,10 +253,11 @@ void plan_period(plan &P, isa_t isa, int64_t c, const std::shared_ptr<const gene
         int64_t k = 0;
         if (row < 2048)
             k = rows_a_period(P.rows.n, row, wide_period_rows);
-        else if (wide_rows && row % 64 != 0)
+        else if (wide != wide_periods::none && row % 64 != 0)
             k = P.dt == data_type::f32 ? rows_a_line_period(row)
                     : row < 8192     ? rows_a_period16(P.rows.n, row)
                                      : 0;
+        if (row >= 2048 && wide == wide_periods::lines && k * row % 32 != 0) k = 0;
         if (k == 0 || P.rows.n < 4 * k) return;
         P.period = k * c;
         P.period_code = tile;
@@ -425,7 +431,8 @@ void choose_kernels(plan &P, isa_t isa) {
     // f32 rows take the fewest that make whole lines (plan_period); the
     // most up to 8 had lost 2-6 points at W=1000-2000.
     if (P.kind == plan_kind::vertical && P.njsub == 1 && P.jd.ss == P.esz)
-        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr, true);
+        plan_period(P, isa, P.jd.n, cfg.family == family_t::vert_tile ? P.code : nullptr,
+                wide_periods::any);
     // Rows of 256-511 columns one after another: a 16-bit tile of under
     // 512 columns has no skewed block (16 vectors), and its straight
     // passes keep three statistics and a running max per pass; register
@@ -500,7 +507,15 @@ void choose_kernels(plan &P, isa_t isa) {
         }
         P.slab_code = get_code(slab);
         if (rows_after_block && whole_blocks_split(P)) P.out_align = P.jd.n;
-        if (period) plan_period(P, isa, P.jd.n * P.n, P.slab_code);
+        // A block of rows of 2 KiB and more off the lines' grid: periods
+        // of lines only. Zen 4, ab_builds, 1 buffer, 16 rounds, % of the
+        // roofline, NCHW reducing C and W, none -> a period: f32 33x33
+        // maps (8 rows of 4356 bytes, half lines) 60-62 -> 78-88, 35x35
+        // 54-64 -> 65-72, 45x45 69-71 -> 70-85; bf16 38x38 (8 rows of
+        // 2888 bytes, whole lines) 75 -> 96; but rows_a_period's other
+        // picks, bf16 33x33 (7 rows of 2178 bytes) 78 -> 65, f16 75 ->
+        // 80, 45x45 alike.
+        if (period) plan_period(P, isa, P.jd.n * P.n, P.slab_code, wide_periods::lines);
         if (period && !P.period_code) {
             // The slab is the kept dim's whole block, its rows one after
             // another: prefetch as a tile over such rows does

@@ -344,6 +344,11 @@ TEST(ReduceMaxStack, ExecutesOnA256KiBThreadStack) {
     lines.src = lt(src_id, dt::f32, {512, 90, 5, 5}, lines_strides);
     jobs.push_back({lines.compile(eng2),
             random_bits(dt::f32, span({512, 90, 5, 5}, lines_strides), 37, true), {0, 3}, true});
+    // f32 NCHW reducing C and W of 33x33 maps: the two stages, the slab
+    // over periods of 8 rows of 4356 bytes (a 20 KiB slab room, a 20 KiB
+    // tile scratch, run_periodic's 76 KiB).
+    jobs.push_back({attr_graph(dt::f32, {4, 64, 33, 33}, {1, 3}, true).compile(eng2),
+            random_bits(dt::f32, 4 * 64 * 33 * 33, 41, true), {1, 3}, true});
     if (jobs[0].cp.get_kernel_name().rfind("jit:avx512", 0) == 0) {
         for (size_t i : {size_t(2), size_t(3), size_t(5)})
             EXPECT_NE(jobs[i].cp.get_kernel_name().find("outer_first"), std::string::npos)

@@ -230,6 +230,38 @@ TEST_P(JitReduce, WideRowPeriods) {
         }
 }
 
+// NCHW reducing C and W of maps whose rows pass 2 KiB off the lines'
+// grid: the two stages, the slab over periods of lines only (f32 33x33
+// maps, 8 rows of 4356 bytes, half lines; 16-bit 38x38 maps, 8 rows of
+// 2888 bytes, whole lines), none where rows_a_period would pick rows
+// that make no lines (16-bit 33x33). NaN of either sign in a period's
+// rows and in the rows left over; one thread and two.
+TEST_P(JitReduce, WideRowSlabPeriods) {
+    const thread_pool one(1);
+    const bool f32 = dt() == data_type::f32;
+    const int64_t hw = f32 ? 33 : 38;
+    const reduce_problem p = make_problem(dt(), {4, 64, hw, hw}, 0b1010);
+    if (max_isa() == isa_t::avx512_core) {
+        const plan P = plan_on_two(p);
+        EXPECT_TRUE(P.slab_code);
+        EXPECT_EQ(P.period, 8 * hw * hw);
+        if (!f32) {
+            EXPECT_FALSE(plan_on_two(make_problem(dt(), {4, 64, 33, 33}, 0b1010)).period_code);
+        }
+    }
+    check(p, {}, one, seed_++);
+    run(p);
+    const size_t map = size_t(hw * hw), n = 4 * 64 * map;
+    for (size_t at : {map * 3 + 5, map * 64 + map * 60 + 7, n - 1})
+        for (bool neg : {false, true}) {
+            planting pl;
+            pl.nan_at.push_back(at);
+            pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
+            run(p, pl);
+            check(p, pl, one, seed_++);
+        }
+}
+
 // Vertical plans that share out whole slices (outer_slices_share) start
 // each thread's chunk on a slice, tiles too (a tile's bounds in
 // multiples of 32 columns took part of a slice: [2 x 8359 x 784]).
