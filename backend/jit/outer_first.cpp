@@ -170,6 +170,21 @@ private:
 // and 10x10 (102 -> 88) and lost at 14x14 (80 -> 105-120): AVX2 keeps
 // them.
 bool one_stage_reads_well(const plan &P) {
+    // 16-bit slabs over blocks of 2 KiB and more off the lines' grid
+    // that take no period (NCHW reducing C and W of 33x33, 45x45, 50x50
+    // maps: no whole lines within 8 rows): the outer-first plan reads
+    // better. Zen 4, ab_builds, 14-16 rounds, one stage -> two: bf16
+    // 12x1024x33x33 71-73 -> 78-83, 6x1024x45x45 73 -> 80-81,
+    // 5x1024x50x50 71 -> 75, f16 33x33 70-71 -> 79, from memory (2
+    // buffers) bf16 48x1024x33x33 83 -> 94, 24x1024x45x45 90 -> 96.
+    // With a period of whole lines it did not pay (bf16 38x38 83 -> 69
+    // in one run, alike in another; 36x36 84 -> 87); blocks on the grid
+    // lost (batch_ab.sh 3, 64x64x56x56 reducing N and W 97 -> 83,
+    // 8x8192x14x14 72 -> 61), and f32 33x33 (88 -> 62 against the
+    // slab's half lines).
+    if (P.kind == plan_kind::inner && P.dt != data_type::f32 && P.slab_code && !P.period_code
+            && P.jd.n * P.n * P.esz >= 2048 && P.jd.n * P.n * P.esz % 64 != 0)
+        return false;
     if (P.kind == plan_kind::inner) return P.slab_code != nullptr && P.n_out >= 128;
     // Many small calls: Zen 4, ab_builds 8-10 rounds, % of the roofline,
     // one stage -> two, src bytes an index in brackets: channels-last

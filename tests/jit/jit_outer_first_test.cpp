@@ -189,6 +189,28 @@ TEST(JitPlan, OuterFirstOverManySmallCalls) {
     }
 }
 
+// 16-bit NCHW reducing C and W of maps whose blocks pass 2 KiB off the
+// lines' grid and take no period (33x33): the outer-first plan. With a
+// slab period of whole lines (38x38), on the grid (32x32), or f32
+// (33x33, half-line periods): one stage (AVX-512; the slabs' periods are
+// AVX-512 only).
+TEST(JitPlan, OuterFirstForWideBlocksWithoutPeriods) {
+    if (max_isa() != isa_t::avx512_core) GTEST_SKIP() << "AVX-512 periods";
+    struct block_case {
+        data_type dt;
+        int64_t hw;
+        bool reads_well;
+    };
+    for (const block_case &c : std::vector<block_case> {{data_type::bf16, 33, false},
+                 {data_type::f16, 45, false}, {data_type::bf16, 38, true},
+                 {data_type::bf16, 32, true}, {data_type::f32, 33, true}}) {
+        const plan P = plan_on_two(make_problem(c.dt, {4, 256, c.hw, c.hw}, 0b1010));
+        ASSERT_EQ(P.kind, plan_kind::inner) << c.hw;
+        ASSERT_TRUE(P.slab_code) << c.hw;
+        EXPECT_EQ(one_stage_reads_well(P), c.reads_well) << int(c.dt) << " " << c.hw;
+    }
+}
+
 // keep_dst_cached, which the pieces' outer plan goes through (its stack
 // buffer is read by the block's stage at once): an 8-row plan past half
 // the L3 streams dst (a tile of under 16 rows); after it no kernel of
