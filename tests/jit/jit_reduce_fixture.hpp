@@ -35,6 +35,21 @@ protected:
         EXPECT_NE(name.find(GetParam().isa), std::string::npos) << name;
         return name;
     }
+    // p on one thread and on two, clean, then with a NaN of either sign at
+    // each of `at` (flat src indices).
+    void run_with_nans(const reduce_problem &p, std::initializer_list<size_t> at) {
+        const thread_pool one(1);
+        check(p, {}, one, seed_++);
+        run(p);
+        for (size_t i : at)
+            for (bool neg : {false, true}) {
+                planting pl;
+                pl.nan_at.push_back(i);
+                pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
+                run(p, pl);
+                check(p, pl, one, seed_++);
+            }
+    }
     uint32_t seed_ = 1;
 };
 

@@ -168,7 +168,6 @@ TEST_P(JitReduce, FewColumns) {
 // threads splits the rows). NaN of either sign in those rows, at the
 // period's start and end and in the rows left over; one thread and two.
 TEST_P(JitReduce, PeriodsStartOnALine) {
-    const thread_pool one(1);
     for (int64_t c : {25, 49, 81}) {
         for (int64_t rows : {4001, 4003}) {
             const reduce_problem p = make_problem(dt(), {3, rows, c}, 0b010);
@@ -178,18 +177,9 @@ TEST_P(JitReduce, PeriodsStartOnALine) {
                 EXPECT_EQ(P.period % c, 0) << c;
                 EXPECT_EQ(P.period * P.esz % 64, 0) << c;
             }
-            check(p, {}, one, seed_++);
-            run(p);
             const size_t s1 = size_t(rows * c);  // slice 1's first element
-            for (size_t at : {s1, s1 + size_t(3 * c + 1), s1 + size_t(40 * c), 2 * s1 - 1,
-                         s1 + s1 / 2})
-                for (bool neg : {false, true}) {
-                    planting pl;
-                    pl.nan_at = {at};
-                    pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
-                    run(p, pl);
-                    check(p, pl, one, seed_++);
-                }
+            run_with_nans(p, {s1, s1 + size_t(3 * c + 1), s1 + size_t(40 * c), 2 * s1 - 1,
+                                     s1 + s1 / 2});
         }
     }
 }
@@ -204,7 +194,6 @@ TEST_P(JitReduce, PeriodsStartOnALine) {
 // dim) and a thread's range start at any row. NaN of either sign in the
 // period's rows and in those left over.
 TEST_P(JitReduce, WideRowPeriods) {
-    const thread_pool one(1);
     const bool f32 = dt() == data_type::f32;
     const std::vector<std::pair<int64_t, int64_t>> cols_rows = f32
             ? std::vector<std::pair<int64_t, int64_t>> {{2250, 8}, {1089, 8}}
@@ -215,18 +204,9 @@ TEST_P(JitReduce, WideRowPeriods) {
             if (max_isa() == isa_t::avx512_core) {
                 EXPECT_EQ(plan_on_two(p).period, k * c) << c;
             }
-            check(p, {}, one, seed_++);
-            run(p);
             size_t n = 1;
             for (int64_t d : p.dims) n *= size_t(d);
-            for (size_t at : {size_t(c + 17), n / 2, n - 1})
-                for (bool neg : {false, true}) {
-                    planting pl;
-                    pl.nan_at.push_back(at);
-                    pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
-                    run(p, pl);
-                    check(p, pl, one, seed_++);
-                }
+            run_with_nans(p, {size_t(c + 17), n / 2, n - 1});
         }
 }
 
@@ -237,7 +217,6 @@ TEST_P(JitReduce, WideRowPeriods) {
 // that make no lines (16-bit 33x33). NaN of either sign in a period's
 // rows and in the rows left over; one thread and two.
 TEST_P(JitReduce, WideRowSlabPeriods) {
-    const thread_pool one(1);
     const bool f32 = dt() == data_type::f32;
     const int64_t hw = f32 ? 33 : 38;
     const reduce_problem p = make_problem(dt(), {4, 64, hw, hw}, 0b1010);
@@ -249,17 +228,8 @@ TEST_P(JitReduce, WideRowSlabPeriods) {
             EXPECT_FALSE(plan_on_two(make_problem(dt(), {4, 64, 33, 33}, 0b1010)).period_code);
         }
     }
-    check(p, {}, one, seed_++);
-    run(p);
     const size_t map = size_t(hw * hw), n = 4 * 64 * map;
-    for (size_t at : {map * 3 + 5, map * 64 + map * 60 + 7, n - 1})
-        for (bool neg : {false, true}) {
-            planting pl;
-            pl.nan_at.push_back(at);
-            pl.nan_bits = qnan_bits(dt()) | (neg ? inf_bits(dt(), true) : 0);
-            run(p, pl);
-            check(p, pl, one, seed_++);
-        }
+    run_with_nans(p, {map * 3 + 5, map * 64 + map * 60 + 7, n - 1});
 }
 
 // Vertical plans that share out whole slices (outer_slices_share) start
