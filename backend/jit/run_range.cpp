@@ -34,6 +34,14 @@ dst_view plan_dst_view(const plan &P, char *dst) {
 
 namespace {
 
+// A buffer in `room` (4 KiB more than the buffer needs) placed `offset`
+// bytes past src in the 4 KiB pattern of L1 sets, on a line: away from
+// the sets of the lines being read.
+char *placed_past(char *room, const void *src, int offset) {
+    return room + ((reinterpret_cast<uintptr_t>(src) + offset - reinterpret_cast<uintptr_t>(room))
+            & (4096 - 64));
+}
+
 // A vertical call over plan::period_code's rows (a.ncols columns, the
 // period's, rows one after another): per outer index the rows a period
 // at a time into a stack buffer, the rows left over after them, then
@@ -80,8 +88,7 @@ void run_periodic(const plan &P, jit_fn narrow, const vert_call &a) {
             continue;
         }
         const char *b = s + head * row;
-        char *buf = room + ((reinterpret_cast<uintptr_t>(b) + 2048 - reinterpret_cast<uintptr_t>(room))
-                & (4096 - 64));
+        char *buf = placed_past(room, b, 2048);
         const vert_call w {b, buf, L, wide, L * esz, 0, 1, 0, 0, nullptr, a.modes, 1, 0};
         P.period_code->fn(&w);
         // The rows left over join the period's in the buffer where they
@@ -254,7 +261,7 @@ __attribute__((noinline)) void run_slabs(const plan &P, const dst_view &D, const
         // where it fell as the frame had it, wide slabs read 79-95% of the
         // roofline, 1-3 KiB past 93-96%, on them 78-95% (bf16 channels-last
         // 64x64x56x56 axes 0,1 and NCHW axes 0,3, benchgraph, Zen 4).
-        char *scratch = room + ((reinterpret_cast<uintptr_t>(from) + 1024) & (4096 - 64));
+        char *scratch = placed_past(room, from, 1024);
         const vert_call v {from, scratch, c * P.n, P.rows.n, P.rows.ss, 0, 1, 0, 0,
                 tile_scratch, modes, 1, 0};
         if (P.period_code && c == P.jd.n) run_periodic(P, P.slab_code->fn, v);
@@ -312,7 +319,7 @@ void run_range(const plan &P, const char *src, const dst_view &D, int64_t b,
             // Placed as the tile scratch is (2 KiB off src in the 4 KiB
             // pattern): the kernel's last pass writes it.
             alignas(4096) char buf_room[scatter_bytes + 4096];
-            char *buf = buf_room + ((reinterpret_cast<uintptr_t>(s) + 2048) & (4096 - 64));
+            char *buf = placed_past(buf_room, s, 2048);
             int64_t tile = scatter_bytes / D.dsz;
             const int64_t cn = P.jsub[P.njsub - 1].n;
             // [positions][channels] to channel-major with positions
