@@ -182,10 +182,13 @@ bool one_stage_reads_well(const plan &P) {
     // lost (batch_ab.sh 3, 64x64x56x56 reducing N and W 97 -> 83,
     // 8x8192x14x14 72 -> 61), and f32 33x33 (88 -> 62 against the
     // slab's half lines).
-    if (P.kind == plan_kind::inner && P.dt != data_type::f32 && P.slab_code && !P.period_code
-            && P.jd.n * P.n * P.esz >= 2048 && P.jd.n * P.n * P.esz % 64 != 0)
-        return false;
-    if (P.kind == plan_kind::inner) return P.slab_code != nullptr && P.n_out >= 128;
+    if (P.kind == plan_kind::inner) {
+        const int64_t block_bytes = P.jd.n * P.n * P.esz;
+        if (P.dt != data_type::f32 && P.slab_code && !P.period_code && block_bytes >= 2048
+                && block_bytes % 64 != 0)
+            return false;
+        return P.slab_code != nullptr && P.n_out >= 128;
+    }
     // Many small calls: Zen 4, ab_builds 8-10 rounds, % of the roofline,
     // one stage -> two, src bytes an index in brackets: channels-last
     // reducing N and W, bf16 4000x64x7x7 (6 KB) 26 -> 77, 10485x50x5x5

@@ -171,6 +171,11 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
     return get_code(t);
 }
 
+// The fewest rows of row_bytes, one after another, that make whole lines.
+int64_t rows_to_whole_lines(int64_t row_bytes) {
+    return 64 / std::gcd(row_bytes, int64_t {64});
+}
+
 // The rows a period of f32 rows of 2 KiB and more off the lines' grid
 // takes (plan_period): the fewest that make whole lines, at most
 // wide_period_rows and max_line_period_bytes; else, from 4 KiB, half as
@@ -184,7 +189,7 @@ std::shared_ptr<const generated_code> period_tile(const plan &P, isa_t isa, int6
 // W=1089 (74 without a period), as bf16 rows of 2500 bytes did (77-79
 // against 81-82).
 int64_t rows_a_line_period(int64_t row_bytes) {
-    const int64_t whole = 64 / std::gcd(row_bytes, int64_t {64});
+    const int64_t whole = rows_to_whole_lines(row_bytes);
     auto fits = [&](int64_t k) {
         return k <= wide_period_rows && k * row_bytes <= max_line_period_bytes;
     };
@@ -203,7 +208,7 @@ int64_t rows_a_line_period(int64_t row_bytes) {
 // of 5400 bytes a tie, of 7000 bytes 2-3 points lower.
 constexpr int64_t max_line_period16_bytes = 32 * 1024;
 int64_t rows_a_period16(int64_t rows, int64_t row_bytes) {
-    const int64_t whole = 64 / std::gcd(row_bytes, int64_t {64});
+    const int64_t whole = rows_to_whole_lines(row_bytes);
     if (whole >= 4 && whole <= wide_period_rows && whole * row_bytes <= max_line_period16_bytes)
         return whole;
     return rows_a_period(rows, row_bytes, wide_period_rows);
