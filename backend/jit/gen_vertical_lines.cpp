@@ -106,6 +106,18 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
         else vpminuw(a, a, b);
     };
 
+    // A row's shift down to lane 0: valignd moves whole dwords, so a
+    // 16-bit shift by an odd number of words (rows of an odd column count)
+    // takes a two-source word permute whose indices (s, s + 1, ...) are
+    // the table's entries from s on.
+    Label l_words;
+    auto shifted = [&](const Zmm &to, const Zmm &hi, const Zmm &lo, int elems) {
+        if (!b16 || elems % 2 == 0) return valignd(to, hi, lo, elems * esz / 4);
+        vmovdqu16(to, ptr[rip + l_words + elems * 2]);
+        vpermi2w(to, lo, hi);
+    };
+    bool odd_words = false;
+
     L(l_slice);
     {
         Label l_periods, l_rest, l_lines_done;
@@ -131,17 +143,18 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
         for (int h = 0; h < f.rows; ++h) {
             for (int i = 0; i < f.nvec; ++i) {
                 const int e = h * w + i * f.lanes, k = (e / f.lanes) % f.plines;
-                const int sh = (e % f.lanes) * esz / 4;  // dwords
+                const int sh = e % f.lanes;  // elements
+                odd_words |= b16 && sh % 2 != 0;
                 for (int s = 0; s < nstat; ++s) {
                     const Zmm &lo = m[s][k], &hi = m[s][(k + 1) % f.plines];
                     const Zmm &a = acc[s][i];
                     if (h == 0) {
                         if (sh == 0) vmovdqa32(a, lo);
-                        else valignd(a, hi, lo, sh);
+                        else shifted(a, hi, lo, sh);
                     } else if (sh == 0) {
                         join(s, a, lo);
                     } else {
-                        valignd(v, hi, lo, sh);
+                        shifted(v, hi, lo, sh);
                         join(s, a, v);
                     }
                 }
@@ -189,6 +202,11 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
     // general loop redo the call.
     if (!b16) redo_after_nan(general, done);
     jmp(done, T_NEAR);
+    if (odd_words) {
+        align(64);
+        L(l_words);
+        for (int i = 0; i < 2 * f.lanes; ++i) dw(uint16_t(i));
+    }
 }
 
 #undef ARG

@@ -82,11 +82,14 @@ protected:
     }
 
     // Column counts whose rows split lines, with rows for whole lines
-    // (more than 16: fewer take the fixed blocks).
+    // (more than 16: fewer take the fixed blocks). Odd counts shift rows by
+    // odd numbers of elements (16-bit: not whole dwords).
     std::vector<std::pair<int, int>> blocks() const {
         if (dt() == data_type::f32)
-            return {{56, 56}, {20, 28}, {32, 28}, {24, 40}, {32, 20}, {20, 60}, {32, 44}};
-        return {{56, 56}, {32, 28}, {32, 40}, {32, 24}, {32, 20}, {32, 48}, {20, 80}};
+            return {{56, 56}, {20, 28}, {32, 28}, {24, 40}, {32, 20}, {20, 60}, {32, 44},
+                    {32, 3}, {48, 7}, {32, 13}};
+        return {{56, 56}, {32, 28}, {32, 40}, {32, 24}, {32, 20}, {32, 48}, {20, 80},
+                {64, 3}, {32, 5}, {96, 7}};
     }
 };
 
