@@ -64,6 +64,22 @@ TEST(DriverData, FillHasTiesNegativesInfAndNanOnRequest) {
     for (int i = 0; i < 100000; ++i) ASSERT_FALSE(std::isnan(p[i]));
 }
 
+TEST(DriverData, NegativeFillHasOnlyNegatives) {
+    logical_tensor lt(
+            0, dt::bf16, logical_tensor::dims{100000}, logical_tensor::layout_type::strided);
+    buffer b(span_bytes(lt));
+    fill_float(lt, b.data(), 1, true, true);
+    const auto *p = static_cast<const uint16_t *>(b.data());
+    int nan = 0, ninf = 0;
+    for (int i = 0; i < 100000; ++i) {
+        ASSERT_TRUE(p[i] & 0x8000u) << i;  // the sign bit, NaNs and zeros too
+        nan += std::isnan(bf16_to_f32(p[i]));
+        ninf += bf16_to_f32(p[i]) == -INFINITY;
+    }
+    EXPECT_GT(nan, 0);
+    EXPECT_GT(ninf, 0);
+}
+
 TEST(DriverData, CompareIsBitExactWithNanAndSignedZero) {
     logical_tensor lt(0, dt::f32, logical_tensor::dims {4}, logical_tensor::layout_type::strided);
     float ref[4] = {NAN, 0.0f, 1.0f, -INFINITY};
@@ -99,12 +115,13 @@ TEST(DriverOptions, ParseAndRepro) {
     globals g;
     EXPECT_TRUE(parse_option("--dt=bf16", s, g));
     EXPECT_TRUE(parse_option("--nan", s, g));
+    EXPECT_TRUE(parse_option("--negative", s, g));
     EXPECT_TRUE(parse_option("-v2", s, g));
     EXPECT_FALSE(parse_option("--case=x.json", s, g));
     EXPECT_THROW(parse_option("--mode=X", s, g), usage_error);
     EXPECT_THROW(parse_option("--dt=f64", s, g), usage_error);
     EXPECT_EQ(g.verbose, 2);
-    EXPECT_EQ(repro(s, "r.json"), "--mode=C --graph --dt=bf16 --nan --case=r.json");
+    EXPECT_EQ(repro(s, "r.json"), "--mode=C --graph --dt=bf16 --nan --negative --case=r.json");
     EXPECT_TRUE(parse_option("--reset", s, g));
     EXPECT_EQ(repro(s, "r.json"), "--mode=C --graph --case=r.json");
     EXPECT_EQ(parse_int_list("1x-2x3", "t"), (std::vector<int64_t> {1, -2, 3}));

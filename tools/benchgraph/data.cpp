@@ -159,12 +159,13 @@ uint16_t f32_to_f16(float f) {
 }
 
 void fill_float(const logical_tensor &lt, void *data, uint64_t seed,
-        bool with_nan) {
+        bool with_nan, bool negative) {
     const dt_t dt = lt.get_data_type();
     const size_t n = span_bytes(lt) / crest::data_type_size(dt);
     rng r(seed);
     for (size_t i = 0; i < n; ++i) {
         float x = draw(r, with_nan);
+        if (negative) x = -std::fabs(x);
         if (dt == dt_t::f32) static_cast<float *>(data)[i] = x;
         else if (dt == dt_t::bf16) static_cast<uint16_t *>(data)[i] = f32_to_bf16(x);
         else if (dt == dt_t::f16) static_cast<uint16_t *>(data)[i] = f32_to_f16(x);

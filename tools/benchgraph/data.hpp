@@ -35,8 +35,9 @@ size_t span_bytes(const crest::logical_tensor &lt);
 // Fills every element of the span (padding included) of a float tensor with
 // values from a small set (many ties), negatives, zeros of both signs, +-inf
 // and, when with_nan, some NaNs. bf16 / f16 are drawn in f32 and rounded.
+// negative: every value -|x| (NaNs too), as log-probabilities are.
 void fill_float(const crest::logical_tensor &lt, void *data, uint64_t seed,
-        bool with_nan);
+        bool with_nan, bool negative = false);
 // s32 / s64 / other integer tensors: the given values in logical order
 // when there are as many as elements, small random integers otherwise.
 void fill_int(const crest::logical_tensor &lt, void *data,

@@ -98,6 +98,10 @@ bool parse_option(const std::string &w, settings &s, globals &g) {
         s.nan = true;
     } else if (w == "--nan=0" || w == "--nan=false") {
         s.nan = false;
+    } else if (w == "--negative" || w == "--negative=1" || w == "--negative=true") {
+        s.negative = true;
+    } else if (w == "--negative=0" || w == "--negative=false") {
+        s.negative = false;
     } else if (starts_with(w, "--backend=", &v)) {
         if (v != "any" && v != "ref" && v != "jit" && v != "dnnl")
             throw usage_error {"bad value '" + v
@@ -144,6 +148,7 @@ std::string repro(const settings &s, const std::string &case_name) {
         o << " --expected-n-partitions=" << s.expected_n_partitions;
     if (s.fpmath != d.fpmath) o << " --fpmath=" << s.fpmath;
     if (s.nan != d.nan) o << " --nan";
+    if (s.negative != d.negative) o << " --negative";
     if (s.backend != d.backend) o << " --backend=" << s.backend;
     if (s.threads != d.threads) o << " --threads=" << s.threads;
     if (s.seed != d.seed) o << " --seed=" << s.seed;
@@ -210,6 +215,9 @@ folder, then benchdnn_inputs/graph/ of the source tree.
 
 Crest-only options:
   --nan                 also put NaNs into float inputs (--nan=0 to undo)
+  --negative            make every float input value negative, -|x|: the
+                        max's paths for columns of negatives only
+                        (--negative=0 to undo)
   --input-values=ID:V1xV2x...[+...]
                         explicit values of an s32 input (e.g. the axes
                         input of ReduceMax). Without it, the axes input of a

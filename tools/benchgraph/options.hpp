@@ -19,6 +19,7 @@ struct settings {
     int64_t expected_n_partitions = 1;
     int64_t mb = 0;               // 0: keep
     bool nan = false;
+    bool negative = false;        // every float input value -|x|
     std::string backend = "any";  // any, ref, jit, dnnl
     int threads = 0;              // 0: every core
     std::string fpmath;           // "": as the file says; strict or any

@@ -194,7 +194,8 @@ void fill_inputs(run_state &st) {
         void *data = kv.second->data();
         ++k;
         if (is_float(lt.get_data_type())) {
-            fill_float(lt, data, st.s.seed * 1000003 + kv.first * 7919 + k, st.s.nan);
+            fill_float(lt, data, st.s.seed * 1000003 + kv.first * 7919 + k, st.s.nan,
+                    st.s.negative);
             continue;
         }
         std::vector<int64_t> values;
