@@ -3,11 +3,13 @@
 // bytes) read as aligned lines. The rows repeat their lanes every
 // period of lcm(W, a line's lanes) elements, so every line of a slice
 // maxes into the register of its place in the period (P lines), and the
-// period's rows are then shifted down to lane 0 (valignd) and maxed: max
-// is lane-wise, so it commutes with the shift. A line is one load and
+// period is then folded in halves (the upper half shifted down by
+// valignd and maxed onto the lower) until one row is left: max is
+// lane-wise, so it commutes with the shifts. A line is one load and
 // one max (16-bit: the three statistics), where a row took a split load
 // a vector; the fixed blocks of 10-14 columns do the same a slice at a
 // phase (gen_vertical_fixed_lines.cpp).
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -27,6 +29,8 @@ bool fold_fits(int cols, data_type dt) {
     // Rows that never split a line gain nothing; the registers: the
     // period's lines and a row's vectors (16-bit: three statistics each)
     // and two temporaries, beside the 16-bit constants (zmm26, zmm28).
+    // (The row's vectors are the period's first registers since the
+    // halving fold; counting them again keeps the plans as measured.)
     if (cols * esz % 64 == 0 || 64 % (cols * esz) == 0) return false;
     return esz == 4 ? f.plines + f.nvec + 2 <= 32 : 3 * (f.plines + f.nvec) + 2 <= 30;
 }
@@ -55,7 +59,8 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
     const int nstat = b16 ? 3 : 1;
     std::vector<std::vector<Zmm>> m(nstat), acc(nstat);
     for (int s = 0; s < nstat; ++s) m[s] = take(f.plines);
-    for (int s = 0; s < nstat; ++s) acc[s] = take(f.nvec);
+    // The outputs end in the period's first registers (the fold below).
+    for (int s = 0; s < nstat; ++s) acc[s].assign(m[s].begin(), m[s].begin() + f.nvec);
     const Zmm t = take(1)[0], v = take(1)[0];
 
     // The calls it takes: columns, dense rows and slices, slices a whole
@@ -139,23 +144,26 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
             line(k, ptr[reg_row + k * 64], false);
         }
         L(l_lines_done);
-        // Row h of the period, vector i: lanes from h * w + i * lanes on.
-        for (int h = 0; h < f.rows; ++h) {
-            for (int i = 0; i < f.nvec; ++i) {
-                const int e = h * w + i * f.lanes, k = (e / f.lanes) % f.plines;
-                const int sh = e % f.lanes;  // elements
+        // The period's rows folded in halves: the upper half of the elements
+        // [0, L) still live is maxed onto the lower, until one row is left
+        // in m[s][0 .. nvec). A period holds a power of two of rows, so
+        // each half is whole rows, and the shifts number about twice the
+        // period's lines, where a shift a row took rows x vectors (16-bit
+        // 3 columns: 12 shifts a statistic, not 32). Lanes past L hold
+        // other rows of the slice (or the last register again) and are
+        // never stored.
+        for (int L = f.plines * f.lanes; L > w; L /= 2) {
+            const int half = L / 2, nregs = (L + f.lanes - 1) / f.lanes;
+            for (int j = 0; j * f.lanes < half; ++j) {
+                const int e = j * f.lanes + half, q = e / f.lanes, sh = e % f.lanes;
                 odd_words |= b16 && sh % 2 != 0;
                 for (int s = 0; s < nstat; ++s) {
-                    const Zmm &lo = m[s][k], &hi = m[s][(k + 1) % f.plines];
-                    const Zmm &a = acc[s][i];
-                    if (h == 0) {
-                        if (sh == 0) vmovdqa32(a, lo);
-                        else shifted(a, hi, lo, sh);
-                    } else if (sh == 0) {
-                        join(s, a, lo);
+                    const Zmm &lo = m[s][q], &hi = m[s][std::min(q + 1, nregs - 1)];
+                    if (sh == 0) {
+                        join(s, m[s][j], lo);
                     } else {
                         shifted(v, hi, lo, sh);
-                        join(s, a, v);
+                        join(s, m[s][j], v);
                     }
                 }
             }
