@@ -111,10 +111,10 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
         else vpminuw(a, a, b);
     };
 
-    // A row's shift down to lane 0: valignd moves whole dwords, so a
-    // 16-bit shift by an odd number of words (rows of an odd column count)
-    // takes a two-source word permute whose indices (s, s + 1, ...) are
-    // the table's entries from s on.
+    // The pair (lo, hi) shifted down by elems: valignd moves whole dwords,
+    // so a 16-bit shift by an odd number of words (rows of an odd column
+    // count) takes a two-source word permute whose indices (s, s + 1, ...)
+    // are the table's entries from s on.
     Label l_words;
     auto shifted = [&](const Zmm &to, const Zmm &hi, const Zmm &lo, int elems) {
         if (!b16 || elems % 2 == 0) return valignd(to, hi, lo, elems * esz / 4);
@@ -149,7 +149,7 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
         // in m[s][0 .. nvec). A period holds a power of two of rows, so
         // each half is whole rows, and the shifts number about twice the
         // period's lines, where a shift a row took rows x vectors (16-bit
-        // 3 columns: 12 shifts a statistic, not 32). Lanes past L hold
+        // 3 columns: 6 shifts a statistic, not 32). Lanes past L hold
         // other rows of the slice (or the last register again) and are
         // never stored.
         for (int L = f.plines * f.lanes; L > w; L /= 2) {
