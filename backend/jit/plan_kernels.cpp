@@ -37,16 +37,20 @@ bool fixed_block(const plan &P, isa_t isa, int64_t max_bytes = 512) {
             && P.rows.n >= 2 && P.rows.n <= 16 && bytes <= max_bytes && P.rows.ss >= bytes;
 }
 
-// Slices of dense rows that split lines, each slice whole lines from a
-// line (NCHW reducing H of 56x56 maps): read as lines folded into a
-// period (kernel_config::fold_cols). Zen 5, 2 threads, bg_runs.sh, %
-// of the roofline, 3 rounds: bf16 64x64x56x56 axis 2 52-57 -> 88-97,
-// f16 axes 0,2 51-64 -> 97-119, f32 32x64x56x56 axis 2 77-90 -> 99-111,
-// f32 64x64x28x28 axis 2 58-67 -> 113-117.
+// Slices of dense rows that split lines (NCHW reducing H of 56x56 maps):
+// read as lines folded into a period (kernel_config::fold_cols). Zen 5,
+// 2 threads, bg_runs.sh, % of the roofline, 3 rounds: bf16 64x64x56x56
+// axis 2 52-57 -> 88-97, f16 axes 0,2 51-64 -> 97-119, f32 32x64x56x56
+// axis 2 77-90 -> 99-111, f32 64x64x28x28 axis 2 58-67 -> 113-117.
+// Since session 44 also slices that are no whole number of lines (split
+// loads, a part vector last): Zen 4, ab_builds, bf16 [N x 100 x 3]
+// reducing the 100 18 -> 69, x 5 30 -> 77, x 7 43 -> 79, f32 x 3 37 ->
+// 85, [N x 50 x 7] 67 -> 85; the sweep's 36 cases that changed plan
+// (NCHW 3x3 to 28x28 maps reducing C and H, or H) tied.
 bool fold_lines(const plan &P, isa_t isa) {
     if (isa != isa_t::avx512_core || P.njsub != 1 || P.jd.ss != P.esz || P.nouter < 1) return false;
     const int64_t row = P.jd.n * P.esz, slice = P.rows.n * row;
-    return P.rows.ss == row && P.outer[P.nouter - 1].ss == slice && slice % 64 == 0
+    return P.rows.ss == row && P.outer[P.nouter - 1].ss == slice
             && fold_fits(static_cast<int>(P.jd.n), P.dt);
 }
 

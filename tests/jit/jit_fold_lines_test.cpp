@@ -81,15 +81,17 @@ protected:
         EXPECT_TRUE(dst.guards_ok());
     }
 
-    // Column counts whose rows split lines, with rows for whole lines
-    // (more than 16: fewer take the fixed blocks). Odd counts shift rows by
-    // odd numbers of elements (16-bit: not whole dwords).
+    // Column counts whose rows split lines (more than 16 rows: fewer take
+    // the fixed blocks). Odd counts shift rows by odd numbers of elements
+    // (16-bit: not whole dwords). The last ones' slices are no whole
+    // number of lines: each slice ends in a part vector, and the slices
+    // after the first start off a line.
     std::vector<std::pair<int, int>> blocks() const {
         if (dt() == data_type::f32)
             return {{56, 56}, {20, 28}, {32, 28}, {24, 40}, {32, 20}, {20, 60}, {32, 44},
-                    {32, 3}, {48, 7}, {32, 13}};
+                    {32, 3}, {48, 7}, {32, 13}, {100, 3}, {17, 7}, {33, 13}, {21, 28}};
         return {{56, 56}, {32, 28}, {32, 40}, {32, 24}, {32, 20}, {32, 48}, {20, 80},
-                {64, 3}, {32, 5}, {96, 7}};
+                {64, 3}, {32, 5}, {96, 7}, {100, 3}, {33, 5}, {45, 7}, {33, 28}};
     }
 };
 
@@ -105,8 +107,9 @@ TEST_P(JitFoldLines, SlicesFromALine) {
                     run({rows, cols, n, 0, 0, acc, -1, 0, neg}, ++seed);
 }
 
-// Calls the fold does not take: src off a line, rows padded.
-TEST_P(JitFoldLines, OtherCallsByTheGeneralLoop) {
+// Calls off a line (the fold's split loads), and rows padded (the general
+// loop).
+TEST_P(JitFoldLines, CallsOffALineAndPaddedRows) {
     if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
     uint32_t seed = 5200;
     for (auto [rows, cols] : blocks()) {
