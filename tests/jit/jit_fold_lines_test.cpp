@@ -133,6 +133,17 @@ TEST_P(JitFoldLines, NaNAnywhere) {
                     run({rows, cols, 3, 0, 0, acc, nan_slice, at, false}, ++seed);
 }
 
+// The last slice's part vector against a page nothing follows: its lanes
+// past src are neither read nor faulted on (the plan's kernel, whole).
+TEST_P(JitFoldLines, PartVectorAtPageEnd) {
+    if (!avx512_runs()) GTEST_SKIP() << "AVX-512 not runnable here";
+    uint32_t seed = 5400;
+    for (auto [rows, cols] : blocks()) {
+        ASSERT_EQ(code_for(rows, cols)->cfg.fold_cols, cols);
+        check_at_page_end(make_problem(dt(), {7, rows, cols}, 0b010), ++seed);
+    }
+}
+
 // Rows that never split a line, or whose period needs more registers
 // than there are, keep the general loop.
 TEST_P(JitFoldLines, PlansFoldOnlyRowsThatSplitLines) {
