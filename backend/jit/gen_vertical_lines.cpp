@@ -60,10 +60,10 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
         return r;
     };
     const int nstat = b16 ? 3 : 1;
-    std::vector<std::vector<Zmm>> m(nstat), acc(nstat);
+    // The period's lines; the fold below leaves the outputs in the first
+    // f.nvec of them.
+    std::vector<std::vector<Zmm>> m(nstat);
     for (int s = 0; s < nstat; ++s) m[s] = take(f.plines);
-    // The outputs end in the period's first registers (the fold below).
-    for (int s = 0; s < nstat; ++s) acc[s].assign(m[s].begin(), m[s].begin() + f.nvec);
     const Zmm t = take(1)[0], v = take(1)[0];
     const Opmask k_slice_tail = Opmask(1);  // k_tail_ holds the outputs' tail
 
@@ -89,19 +89,19 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
     mov(reg_row, rax);
     and_(reg_row, 63);
     shr(reg_row, esz == 4 ? 2 : 1);  // elements past them
-    mov(eax, -1);
-    bzhi(eax, eax, reg_row.cvt32());
-    if (b16) kmovd(k_slice_tail, eax);
-    else kmovw(k_slice_tail, eax);
+    set_tail_mask(k_slice_tail, reg_row, f.lanes);
     const int tail = w - (f.nvec - 1) * f.lanes;
     mov(eax, tail >= 32 ? -1 : static_cast<int>((1u << tail) - 1));
     kmovd(k_tail_, eax);
 
-    // Line k of the period: the first period sets, the others max in.
-    auto line = [&](int k, const Address &a, bool first) {
+    // Line k of the period: the first period sets, the others max in
+    // (masked: only the lanes of k_slice_tail, the others neither read nor
+    // joined).
+    auto line = [&](int k, const Address &a, bool first, bool masked = false) {
+        auto to = [&](int s) { return masked ? m[s][k] | k_slice_tail : m[s][k]; };
         if (!b16) {
             if (first) vmovups(m[0][k], a);
-            else vmaxps(m[0][k], m[0][k], a);
+            else vmaxps(to(0), m[0][k], a);
             return;
         }
         if (first) {
@@ -110,10 +110,11 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
             vmovdqa32(m[2][k], m[0][k]);
             return;
         }
-        vmovdqu32(t, a);  // one L1 read for the three
-        vpmaxsw(m[0][k], m[0][k], t);
-        vpmaxuw(m[1][k], m[1][k], t);
-        vpminuw(m[2][k], m[2][k], t);
+        if (masked) vmovdqu16(t | k_slice_tail | T_z, a);
+        else vmovdqu32(t, a);  // one L1 read for the three
+        vpmaxsw(to(0), m[0][k], t);
+        vpmaxuw(to(1), m[1][k], t);
+        vpminuw(to(2), m[2][k], t);
     };
     auto join = [&](int s, const Zmm &a, const Zmm &b) {
         if (!b16) vmaxps(a, a, b);
@@ -165,15 +166,7 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
             Label l_next;
             cmp(reg_rows, k);
             jne(l_next, T_NEAR);
-            const Address a = ptr[reg_row + k * 64];
-            if (!b16) {
-                vmaxps(m[0][k] | k_slice_tail, m[0][k], a);
-            } else {
-                vmovdqu16(t | k_slice_tail | T_z, a);
-                vpmaxsw(m[0][k] | k_slice_tail, m[0][k], t);
-                vpmaxuw(m[1][k] | k_slice_tail, m[1][k], t);
-                vpminuw(m[2][k] | k_slice_tail, m[2][k], t);
-            }
+            line(k, ptr[reg_row + k * 64], false, true);
             jmp(l_tail_done, T_NEAR);
             L(l_next);
         }
@@ -213,13 +206,13 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
                 const Address d = ptr[reg_dst + i * 64];
                 const bool mk = last_masked && i == f.nvec - 1;
                 if (!b16) {
-                    if (mk) vmaxps(acc[0][i] | k_tail_, acc[0][i], d);
-                    else vmaxps(acc[0][i], acc[0][i], d);
+                    if (mk) vmaxps(m[0][i] | k_tail_, m[0][i], d);
+                    else vmaxps(m[0][i], m[0][i], d);
                     continue;
                 }
                 if (mk) vmovdqu16(t | k_tail_ | T_z, d);
                 else vmovdqu32(t, d);
-                for (int s = 0; s < 3; ++s) join(s, acc[s][i], t);
+                for (int s = 0; s < 3; ++s) join(s, m[s][i], t);
             }
         }
         L(l_fresh);
@@ -227,12 +220,12 @@ void vertical_reg_generator::fold_entry(const Label &general, const Label &done)
             const Address d = ptr[reg_dst + i * 64];
             const bool mk = last_masked && i == f.nvec - 1;
             if (b16) {
-                select16(acc[0][i], acc[2][i], acc[1][i], t);
-                store16(d, acc[0][i], mk);
+                select16(m[0][i], m[2][i], m[1][i], t);
+                store16(d, m[0][i], mk);
             } else if (mk) {
-                vmovups(d | k_tail_, acc[0][i]);
+                vmovups(d | k_tail_, m[0][i]);
             } else {
-                vmovups(d, acc[0][i]);
+                vmovups(d, m[0][i]);
             }
         }
         add(reg_src, ARG(outer_src_stride));

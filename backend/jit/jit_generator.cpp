@@ -196,11 +196,11 @@ void jit_generator::nanmax_tail(const Xmm &a, const Xmm &b) {
     vmaxps(a | k_ord_, a, b);
 }
 
-void jit_generator::set_tail_mask(const Reg64 &count, int lanes) {
+void jit_generator::set_tail_mask(const Opmask &k, const Reg64 &count, int lanes) {
     mov(eax, -1);
     bzhi(eax, eax, count.cvt32());
-    if (lanes == 32) kmovd(k_tail_, eax);
-    else kmovw(k_tail_, eax);
+    if (lanes == 32) kmovd(k, eax);
+    else kmovw(k, eax);
 }
 
 uint16_t jit_generator::nan_above() const {

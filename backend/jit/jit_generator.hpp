@@ -155,9 +155,12 @@ protected:
     void clear_fp_flags();
     // AVX-512 only: as nanmax on the lanes of k_tail_, others untouched.
     void nanmax_tail(const Xbyak::Xmm &a, const Xbyak::Xmm &b);
-    // k_tail_ = the low `count` lanes (count in a 64-bit reg) of 16 (f32)
-    // or 32 (16-bit) lanes. Clobbers eax.
-    void set_tail_mask(const Xbyak::Reg64 &count, int lanes = 16);
+    // k_tail_ (or k) = the low `count` lanes (count in a 64-bit reg) of 16
+    // (f32) or 32 (16-bit) lanes. Clobbers eax.
+    void set_tail_mask(const Xbyak::Reg64 &count, int lanes = 16) {
+        set_tail_mask(k_tail_, count, lanes);
+    }
+    void set_tail_mask(const Xbyak::Opmask &k, const Xbyak::Reg64 &count, int lanes);
 
     // --- bf16/f16: 16-bit lanes (32 per zmm, 16 per ymm) ---
     // No widening: the kernels keep a signed max, an unsigned min and an
