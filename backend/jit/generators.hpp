@@ -25,6 +25,9 @@ inline int64_t staged_dst_bytes(int64_t slice_dst_bytes) {
 // Inner reductions with rows up to this long fold a vector of outputs at
 // once: there the lane folding per output costs as much as its row.
 constexpr int64_t inner_block_max_n = 256;
+// The word blocks' longest rows (16-bit), where inner_blocks_take's
+// long_words lets them past inner_block_max_n.
+constexpr int64_t inner_word_block_max_n = 512;
 // Whether rows of n elements go by the blocks (up to inner_block_max_n).
 // 16-bit rows of 256 do not: on Zen 5 (session 32) they read better at
 // 25 MiB in one state, alike in the other, and worse at 98 MiB (the main
@@ -39,9 +42,20 @@ constexpr int64_t inner_block_max_n = 256;
 // way (81: 62-68 -> 55-60 in one set, alike in another); capped to AVX2
 // 43-92 -> 77-106, 81 with three rows 63 -> 94-98. At 100 MiB rows of
 // 81-196 read 97-115% either way.
-inline bool inner_blocks_take(data_type dt, int64_t n) {
-    if (n > inner_block_max_n) return false;
-    return dt == data_type::f32 || n < inner_block_max_n;
+//
+// long_words (AVX-512 on Intel CPUs, long_word_blocks()): 16-bit rows of
+// 256 to inner_word_block_max_n as well. On the Intel Xeon VM of session
+// 45 (AVX-512 FP16, 2 vCPUs, 58 GB/s from its L3) the per-output loop
+// read them 10-15 points below the word blocks whenever the machine was
+// in its slower state, and alike in the other; ab_builds, 8-10 rounds,
+// channels-last reducing C, % of the roofline, loop -> blocks: rows of
+// 256 at 98 MiB bf16 66-75 -> 84, f16 68-72 -> 84-86 (75 -> 84 and 90 ->
+// 95 in two more runs); rows of 300 (25 MiB) 67 -> 84, 512 71 -> 84 and
+// at 400 MiB 76 -> 84; 1024 only 75 -> 78 (not taken: 32 loads a row
+// unrolled 16 times). AMD keeps the loop (Zen 5 above).
+inline bool inner_blocks_take(data_type dt, int64_t n, bool long_words) {
+    if (dt == data_type::f32) return n <= inner_block_max_n;
+    return n < inner_block_max_n || (long_words && n <= inner_word_block_max_n);
 }
 
 // Rows of n elements the inner kernels take as tiny rows, a vector of

@@ -163,6 +163,20 @@ int64_t l3_cache_bytes() {
     return bytes;
 }
 
+bool long_word_blocks() {
+    static const bool intel = [] {
+        unsigned a, b, c, d;
+        if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+        char vendor[13];
+        std::memcpy(vendor, &b, 4);
+        std::memcpy(vendor + 4, &d, 4);
+        std::memcpy(vendor + 8, &c, 4);
+        vendor[12] = '\0';
+        return std::strcmp(vendor, "GenuineIntel") == 0;
+    }();
+    return intel;
+}
+
 isa_t max_isa() {
     isa_t cap = isa_t::avx512_core;
     const int o = g_override.load(std::memory_order_relaxed);

@@ -107,8 +107,10 @@ protected:
 TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
     uint32_t seed = 1;
     // (AVX2 rows past whole vectors: an overlapping last vector.)
-    for (int64_t n : {8, 9, 13, 16, 24, 32, 33, 48, 56, 64, 65, 81, 96, 100, 128, 160, 199, 255, 256}) {
-        if (!inner_blocks_take(dt(), n)) continue;
+    // (16-bit rows of 256-512: the word blocks on Intel CPUs, on AVX-512.)
+    for (int64_t n : {8, 9, 13, 16, 24, 32, 33, 48, 56, 64, 65, 81, 96, 100, 128, 160, 199, 255,
+                 256, 300, 385, 512}) {
+        if (!inner_blocks_take(dt(), n, isa() == isa_t::avx512_core)) continue;
         for (bool acc : {false, true}) {
             for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory,
                          code_kind::fused_blocks}) {
@@ -127,8 +129,8 @@ TEST_P(JitBlocks, JoinsDstAndCatchesNegativeNaN) {
 // output of negatives only.
 TEST_P(JitBlocks, SeveralRowsAnOutput) {
     uint32_t seed = 50;
-    for (int64_t n : {9, 17, 25, 56, 100, 199}) {
-        if (!inner_blocks_take(dt(), n)) continue;
+    for (int64_t n : {9, 17, 25, 56, 100, 199, 289}) {
+        if (!inner_blocks_take(dt(), n, isa() == isa_t::avx512_core)) continue;
         for (auto kind : {code_kind::blocks, code_kind::blocks_from_memory}) {
             for (int r : {2, 3}) {
                 rows = r;

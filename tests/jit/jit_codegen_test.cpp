@@ -29,7 +29,8 @@ struct config_case {
 };
 
 // What plan_kernels.cpp can produce: inner unroll 2..8 (AVX2: ..4) with blocks up
-// as inner_blocks_take has them (AVX2: from 2 elements); vert_reg 1..16 vectors (AVX2:
+// as inner_blocks_take has them (AVX2: from 2 elements; AVX-512's 16-bit
+// rows to 512, as on Intel CPUs); vert_reg 1..16 vectors (AVX2:
 // ..8; AVX-512's wide columns 17..32, f32 ..50); vert_tile unroll 1, with or without prefetching (16-bit: near or
 // far), or prefetching the next pass (AVX2 16-bit: or into L1); fixed blocks of 2-16 rows
 // (register columns up to 512 bytes, AVX-512's 16-bit tiles' fixed_code wider;
@@ -44,8 +45,8 @@ std::vector<config_case> plannable_configs() {
                 r.push_back({isa, family_t::inner, dt, u, 0, false});
                 r.push_back({isa, family_t::inner, dt, u, 0, true});
                 // AVX2: tiny rows below a vector, blocks from it
-                for (int n = 1; n <= inner_block_max_n; ++n)
-                    if (inner_blocks_take(dt, n) && (z || n >= 2))
+                for (int n = 1; n <= inner_word_block_max_n; ++n)
+                    if (inner_blocks_take(dt, n, z) && (z || n >= 2))
                         r.push_back({isa, family_t::inner, dt, u, n});
             }
             // AVX2 register columns past whole vectors (f32 under 7

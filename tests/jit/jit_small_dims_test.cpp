@@ -270,6 +270,26 @@ TEST(JitPlan, Avx2TakesTinyRows) {
     EXPECT_EQ(block_n(data_type::f16, 256), 0);
 }
 
+// AVX-512 plans 16-bit rows of 256-512 as word blocks on Intel CPUs
+// (inner_blocks_take's long_words), by the per-output loop elsewhere;
+// longer rows, f32 past 256 and AVX2 by the loop everywhere.
+TEST(JitPlan, LongWordBlocksOnIntel) {
+    auto block_n = [](data_type dt, int64_t n, isa_t isa) {
+        const plan P = plan_on_two(make_problem(dt, {1000, n}, 2), isa);
+        EXPECT_EQ(P.kind, plan_kind::inner) << n;
+        return P.code ? P.code->cfg.block_n : -1;
+    };
+    const bool intel = long_word_blocks();
+    for (int64_t n : {256, 300, 512}) {
+        EXPECT_EQ(block_n(data_type::bf16, n, isa_t::avx512_core), intel ? n : 0) << n;
+        EXPECT_EQ(block_n(data_type::f16, n, isa_t::avx512_core), intel ? n : 0) << n;
+        EXPECT_EQ(block_n(data_type::bf16, n, isa_t::avx2), 0) << n;
+    }
+    EXPECT_EQ(block_n(data_type::bf16, 255, isa_t::avx512_core), 255);
+    EXPECT_EQ(block_n(data_type::bf16, 513, isa_t::avx512_core), 0);
+    EXPECT_EQ(block_n(data_type::f32, 300, isa_t::avx512_core), 0);
+}
+
 // From two thirds of the L3's size on, AVX-512's 16-bit two-stage plans over rows
 // far apart take wide slabs (wide_slab_bytes of columns) whose tiles
 // prefetch 4 KiB ahead (plan_prefetch.cpp, wide_slabs): bf16
