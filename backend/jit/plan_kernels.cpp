@@ -421,7 +421,8 @@ void choose_kernels(plan &P, isa_t isa) {
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);
         // The long rows (no blocks) and AVX-512's word blocks (rows of 32
         // or more) take fused16; other blocks have no use for it.
-        cfg.fused16 = (cfg.block_n == 0 || cfg.block_n >= 32) && fused_rows16(P, isa);
+        cfg.fused16 = (cfg.block_n == 0 || cfg.block_n >= 32)
+                && fused_rows16(P, isa, cfg.block_n == 0);
         cfg.stream_dst = stream_dst(P, isa, cfg);
     } else if (cfg.family != family_t::vert_reg) {
         cfg = tile_config(isa, P.dt, from_memory, fused16);

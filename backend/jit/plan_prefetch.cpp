@@ -91,8 +91,22 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
 // it cost (bf16 4x64x56x56 axes 2,3 91-95 -> 85-90), and rows off the
 // lines (bf16 12800x1000, 25 MiB) 71-80 -> 64-77: both reads split a
 // line there.
-bool fused_rows16(const plan &P, isa_t isa) {
-    return fused_columns16(P, isa, P.jd.ss) && (P.rows.n == 1 || P.rows.ss % 64 == 0);
+//
+// On Intel CPUs (long_word_blocks()) the long rows (no blocks) take it
+// from 32 MiB whatever the L3's size (a socket's 480 MiB on the Xeon VM
+// of session 45): there both maxes from memory, two instructions a line
+// where the load made three, read 84-88 -> 91-92% (2 threads) and 13-16
+// -> 18-22 GB/s (one) for bf16 NCHW 64x256x56x56 reducing H and W (98
+// MiB), f16 1x4x4096x4096 axis 3 (128 MiB) 73 -> 81 (`batch_ab.sh 4`),
+// an inexact build with the signed max alone 99%; at 25 MiB 99 -> 99,
+// from L2 (bf16 4x64x56x56, 1.6 MiB) 69 -> 64. The word blocks there
+// read 81 -> 76 fused and keep their loads.
+bool fused_rows16(const plan &P, isa_t isa, bool long_rows) {
+    const bool on_lines = P.rows.n == 1 || P.rows.ss % 64 == 0;
+    if (long_rows && P.dt != data_type::f32 && isa == isa_t::avx512_core && P.jd.ss % 64 == 0
+            && on_lines && long_word_blocks() && P.src_bytes >= (int64_t(32) << 20))
+        return true;
+    return fused_columns16(P, isa, P.jd.ss) && on_lines;
 }
 
 // AVX-512's 16-bit two-stage plans over rows far apart (the slab stage's

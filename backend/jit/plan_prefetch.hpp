@@ -31,8 +31,9 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride);
 
 // AVX-512's 16-bit long inner rows and word blocks read straight into
 // their two statistics (kernel_config::fused16) from half the L3's size
-// on, where every output and row starts on a line.
-bool fused_rows16(const plan &P, isa_t isa);
+// on, where every output and row starts on a line; long_rows (no
+// blocks): on Intel CPUs from 32 MiB too.
+bool fused_rows16(const plan &P, isa_t isa, bool long_rows);
 
 // Whether a two-stage inner plan's slabs over rows far apart take
 // wide_slab_bytes of columns, their tiles prefetching (plan::slab_width).

@@ -290,6 +290,28 @@ TEST(JitPlan, LongWordBlocksOnIntel) {
     EXPECT_EQ(block_n(data_type::f32, 300, isa_t::avx512_core), 0);
 }
 
+// AVX-512's 16-bit long inner rows on lines read both statistics from
+// memory (kernel_config::fused16) from half the L3's size, and on Intel
+// CPUs from 32 MiB too; never the f32 rows, nor AVX2's.
+TEST(JitPlan, FusedLongRowsFrom32MiBOnIntel) {
+    auto fused = [](data_type dt, int64_t rows, isa_t isa) {
+        const plan P = plan_on_two(make_problem(dt, {rows, 3136}, 2), isa);
+        EXPECT_EQ(P.kind, plan_kind::inner) << rows;
+        EXPECT_EQ(P.code ? P.code->cfg.block_n : -1, 0) << rows;
+        return P.code && P.code->cfg.fused16;
+    };
+    const bool intel = long_word_blocks();
+    const int64_t half_l3 = planned_l3_bytes() / 2;
+    for (int64_t rows : {int64_t(4000), int64_t(5400)}) {  // 25.1 and 33.9 MB
+        const int64_t bytes = rows * 3136 * 2;
+        const bool want = (intel && bytes >= (int64_t(32) << 20)) || bytes >= half_l3;
+        EXPECT_EQ(fused(data_type::bf16, rows, isa_t::avx512_core), want) << rows;
+        EXPECT_EQ(fused(data_type::f16, rows, isa_t::avx512_core), want) << rows;
+        EXPECT_FALSE(fused(data_type::bf16, rows, isa_t::avx2)) << rows;
+        EXPECT_FALSE(fused(data_type::f32, rows, isa_t::avx512_core)) << rows;
+    }
+}
+
 // From two thirds of the L3's size on, AVX-512's 16-bit two-stage plans over rows
 // far apart take wide slabs (wide_slab_bytes of columns) whose tiles
 // prefetch 4 KiB ahead (plan_prefetch.cpp, wide_slabs): bf16
