@@ -43,7 +43,7 @@ constexpr int64_t inner_word_block_max_n = 512;
 // 43-92 -> 77-106, 81 with three rows 63 -> 94-98. At 100 MiB rows of
 // 81-196 read 97-115% either way.
 //
-// long_words (AVX-512 on Intel CPUs, long_word_blocks()): 16-bit rows of
+// long_words (AVX-512 on Intel CPUs, intel_cpu()): 16-bit rows of
 // 256 to inner_word_block_max_n as well. On the Intel Xeon VM of session
 // 45 (AVX-512 FP16, 2 vCPUs, 58 GB/s from its L3) the per-output loop
 // read them 10-15 points below the word blocks whenever the machine was

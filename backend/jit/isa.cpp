@@ -163,7 +163,7 @@ int64_t l3_cache_bytes() {
     return bytes;
 }
 
-bool long_word_blocks() {
+bool intel_cpu() {
     static const bool intel = [] {
         unsigned a, b, c, d;
         if (!__get_cpuid(0, &a, &b, &c, &d)) return false;

@@ -27,10 +27,11 @@ inline int64_t planned_l3_bytes() {
     const int64_t b = l3_cache_bytes();
     return b > 0 ? b : int64_t(32) << 20;
 }
-// Whether the 16-bit inner rows of 256-512 elements go by the word
-// blocks (generators.hpp, inner_blocks_take): on Intel CPUs (CPUID's
-// vendor), once per process.
-bool long_word_blocks();
+// Whether the CPU is Intel's (CPUID's vendor), once per process: the
+// plan rules measured on Intel's Xeon alone (AVX-512's 16-bit inner rows
+// of 256-512 by the word blocks, generators.hpp; its long 16-bit rows
+// fused from 32 MiB, plan_prefetch.cpp).
+bool intel_cpu();
 // Parses "avx512_core", "avx2", "sse41"/"none"; returns false otherwise.
 bool parse_isa(const char *s, isa_t *out);
 // Overrides CREST_MAX_CPU_ISA for this process; nullptr removes the

@@ -415,7 +415,7 @@ void choose_kernels(plan &P, isa_t isa) {
         // AVX2 takes rows of 2-7 (16-bit 2-16) as tiny rows (gen_inner_tiny.cpp) and
         // longer ones as blocks (a partial last vector overlapping the one
         // before); rows of one element one output at a time.
-        const bool long_words = isa == isa_t::avx512_core && long_word_blocks();
+        const bool long_words = isa == isa_t::avx512_core && intel_cpu();
         if (inner_blocks_take(P.dt, P.n, long_words) && (isa == isa_t::avx512_core || P.n >= 2))
             cfg.block_n = static_cast<int>(P.n);
         cfg.prefetch = prefetch_src(P.src_bytes, streams::one);

@@ -92,7 +92,7 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
 // lines (bf16 12800x1000, 25 MiB) 71-80 -> 64-77: both reads split a
 // line there.
 //
-// On Intel CPUs (long_word_blocks()) the long rows (no blocks) take it
+// On Intel CPUs (intel_cpu()) the long rows (no blocks) take it
 // from 32 MiB whatever the L3's size (a socket's 480 MiB on the Xeon VM
 // of session 45): there both maxes from memory, two instructions a line
 // where the load made three, read 84-88 -> 91-92% (2 threads) and 13-16
@@ -104,7 +104,7 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
 bool fused_rows16(const plan &P, isa_t isa, bool long_rows) {
     const bool on_lines = P.rows.n == 1 || P.rows.ss % 64 == 0;
     if (long_rows && P.dt != data_type::f32 && isa == isa_t::avx512_core && P.jd.ss % 64 == 0
-            && on_lines && long_word_blocks() && P.src_bytes >= (int64_t(32) << 20))
+            && on_lines && intel_cpu() && P.src_bytes >= (int64_t(32) << 20))
         return true;
     return fused_columns16(P, isa, P.jd.ss) && on_lines;
 }

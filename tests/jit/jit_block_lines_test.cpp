@@ -43,7 +43,7 @@ protected:
                 make_plan(make_problem(dt(), {64, c.n}, 0b10), isa_t::avx512_core, 2, &P, nullptr));
         ASSERT_TRUE(P.code);
         std::shared_ptr<const generated_code> code = P.code;
-        if (c.n >= inner_block_max_n && dt() != data_type::f32 && !long_word_blocks()) {
+        if (c.n >= inner_block_max_n && dt() != data_type::f32 && !intel_cpu()) {
             // 16-bit rows of 256-512 go by the word blocks on Intel CPUs
             // only: elsewhere made from the plan's config all the same.
             kernel_config cfg = code->cfg;

@@ -279,7 +279,7 @@ TEST(JitPlan, LongWordBlocksOnIntel) {
         EXPECT_EQ(P.kind, plan_kind::inner) << n;
         return P.code ? P.code->cfg.block_n : -1;
     };
-    const bool intel = long_word_blocks();
+    const bool intel = intel_cpu();
     for (int64_t n : {256, 300, 512}) {
         EXPECT_EQ(block_n(data_type::bf16, n, isa_t::avx512_core), intel ? n : 0) << n;
         EXPECT_EQ(block_n(data_type::f16, n, isa_t::avx512_core), intel ? n : 0) << n;
@@ -300,7 +300,7 @@ TEST(JitPlan, FusedLongRowsFrom32MiBOnIntel) {
         EXPECT_EQ(P.code ? P.code->cfg.block_n : -1, 0) << rows;
         return P.code && P.code->cfg.fused16;
     };
-    const bool intel = long_word_blocks();
+    const bool intel = intel_cpu();
     const int64_t half_l3 = planned_l3_bytes() / 2;
     for (int64_t rows : {int64_t(4000), int64_t(5400)}) {  // 25.1 and 33.9 MB
         const int64_t bytes = rows * 3136 * 2;
