@@ -59,9 +59,15 @@ bool prefetch_src(int64_t src_bytes, streams kind) {
 // MiB, ab_runs.sh with two copies of each build, 70-96 -> 87-113%, f16
 // 83-87 -> 89-90%; channels-last 64x3x224x224 axes 2,3 bf16 79-95 ->
 // 84-90%.
+namespace {
+// AVX-512's 16-bit rows row_stride bytes apart, each on a line when src is.
+bool fusable16(const plan &P, isa_t isa, int64_t row_stride) {
+    return P.dt != data_type::f32 && isa == isa_t::avx512_core && row_stride % 64 == 0;
+}
+} // namespace
+
 bool fused_columns16(const plan &P, isa_t isa, int64_t row_stride) {
-    return P.dt != data_type::f32 && isa == isa_t::avx512_core && row_stride % 64 == 0
-            && prefetch_src(P.src_bytes, streams::many_16bit_far);
+    return fusable16(P, isa, row_stride) && prefetch_src(P.src_bytes, streams::many_16bit_far);
 }
 
 // AVX-512's 16-bit tiles in passes of 16 rows (kernel_config::fused16),
@@ -102,11 +108,9 @@ bool fused_loads16(const plan &P, isa_t isa, int64_t rows, int64_t row_stride) {
 // from L2 (bf16 4x64x56x56, 1.6 MiB) 69 -> 64. The word blocks there
 // read 81 -> 76 fused and keep their loads.
 bool fused_rows16(const plan &P, isa_t isa, bool long_rows) {
-    const bool on_lines = P.rows.n == 1 || P.rows.ss % 64 == 0;
-    if (long_rows && P.dt != data_type::f32 && isa == isa_t::avx512_core && P.jd.ss % 64 == 0
-            && on_lines && intel_cpu() && P.src_bytes >= (int64_t(32) << 20))
-        return true;
-    return fused_columns16(P, isa, P.jd.ss) && on_lines;
+    const bool big = prefetch_src(P.src_bytes, streams::many_16bit_far)
+            || (long_rows && intel_cpu() && P.src_bytes >= (int64_t(32) << 20));
+    return big && fusable16(P, isa, P.jd.ss) && (P.rows.n == 1 || P.rows.ss % 64 == 0);
 }
 
 // AVX-512's 16-bit two-stage plans over rows far apart (the slab stage's
